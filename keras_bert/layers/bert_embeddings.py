@@ -1,0 +1,115 @@
+"""Token + segment + learned position embeddings, as in BERT."""
+
+import keras
+from keras import ops
+
+from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertEmbeddings(keras.layers.Layer):
+    """Sums token, segment and position embeddings, then LayerNorm and dropout.
+
+    This is BERT's input layer (`bert/embeddings` in Google's checkpoints,
+    `embeddings` in Hugging Face's). Positions are learned, one vector per
+    position up to `max_sequence_length`.
+
+    Args:
+        vocabulary_size: int. Number of WordPiece tokens.
+        hidden_dim: int. Width of every embedding.
+        max_sequence_length: int. Number of learned positions.
+        num_segments: int. Number of segment (token type) ids.
+        dropout: float. Dropout rate after the LayerNorm.
+        layer_norm_epsilon: float. BERT uses 1e-12.
+        kernel_initializer: initializer for the three embedding tables.
+
+    Call arguments:
+        token_ids: int tensor of shape `(batch_size, sequence_length)`.
+        segment_ids: int tensor of shape `(batch_size, sequence_length)`.
+        training: bool, whether dropout is active.
+
+    Returns:
+        Float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        hidden_dim,
+        max_sequence_length=512,
+        num_segments=2,
+        dropout=0.1,
+        layer_norm_epsilon=1e-12,
+        kernel_initializer="truncated_normal",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_positive_int("vocabulary_size", vocabulary_size)
+        check_positive_int("hidden_dim", hidden_dim)
+        check_positive_int("max_sequence_length", max_sequence_length)
+        check_positive_int("num_segments", num_segments)
+        check_rate("dropout", dropout)
+        self.vocabulary_size = vocabulary_size
+        self.hidden_dim = hidden_dim
+        self.max_sequence_length = max_sequence_length
+        self.num_segments = num_segments
+        self.dropout = dropout
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.kernel_initializer = get_initializer(kernel_initializer)
+
+        self.token_embedding = keras.layers.Embedding(
+            vocabulary_size,
+            hidden_dim,
+            embeddings_initializer=clone_initializer(self.kernel_initializer),
+            dtype=self.dtype_policy,
+            name="token_embedding",
+        )
+        self.segment_embedding = keras.layers.Embedding(
+            num_segments,
+            hidden_dim,
+            embeddings_initializer=clone_initializer(self.kernel_initializer),
+            dtype=self.dtype_policy,
+            name="segment_embedding",
+        )
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
+        )
+        self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
+
+    def build(self, token_ids_shape, segment_ids_shape=None):
+        self.token_embedding.build(token_ids_shape)
+        self.segment_embedding.build(token_ids_shape)
+        # A plain weight rather than an Embedding layer: positions are always
+        # 0..sequence_length-1, so a slice is cheaper than a gather.
+        self.position_embeddings = self.add_weight(
+            name="position_embeddings",
+            shape=(self.max_sequence_length, self.hidden_dim),
+            initializer=clone_initializer(self.kernel_initializer),
+        )
+        self.layer_norm.build(tuple(token_ids_shape) + (self.hidden_dim,))
+        self.built = True
+
+    def call(self, token_ids, segment_ids, training=None):
+        # token_ids, segment_ids: (batch, seq)
+        sequence_length = ops.shape(token_ids)[1]
+        x = self.token_embedding(token_ids) + self.segment_embedding(segment_ids)
+        positions = ops.cast(self.position_embeddings[:sequence_length], x.dtype)  # (seq, hidden)
+        x = x + positions[None, :, :]
+        x = self.layer_norm(x)
+        return self.dropout_layer(x, training=training)  # (batch, seq, hidden)
+
+    def compute_output_shape(self, token_ids_shape, segment_ids_shape=None):
+        return tuple(token_ids_shape) + (self.hidden_dim,)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocabulary_size": self.vocabulary_size,
+            "hidden_dim": self.hidden_dim,
+            "max_sequence_length": self.max_sequence_length,
+            "num_segments": self.num_segments,
+            "dropout": self.dropout,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+        }
+

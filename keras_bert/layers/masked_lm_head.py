@@ -1,0 +1,110 @@
+"""Masked language model head, with the decoder tied to the token embedding."""
+
+import keras
+from keras import ops
+
+from keras_bert.layers._utils import check_positive_int, clone_initializer, get_initializer
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class MaskedLMHead(keras.layers.Layer):
+    """Predicts the original token at each masked position.
+
+    As in BERT: gather the hidden states at `mask_positions`, transform them
+    with `Dense(hidden_dim) -> GELU -> LayerNorm`, then score every vocabulary
+    entry with the transposed token embedding plus an output bias. Only the
+    masked positions are decoded, which is much cheaper than decoding every
+    token (the vocabulary projection dominates a small model's cost).
+
+    Args:
+        vocabulary_size: int. Size of the output vocabulary.
+        token_embedding: optional `keras.layers.Embedding` whose table is used as
+            the (transposed) decoder kernel. BERT ties them. Without it the
+            layer owns a `(hidden_dim, vocabulary_size)` decoder kernel.
+        layer_norm_epsilon: float. BERT uses 1e-12.
+        kernel_initializer: initializer for the transform (and untied decoder) kernel.
+
+    Call arguments:
+        sequence_output: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
+        mask_positions: int tensor of shape `(batch_size, num_predictions)`;
+            padded prediction slots may point at any position (their loss
+            weight is zero).
+
+    Returns:
+        float32 logits of shape `(batch_size, num_predictions, vocabulary_size)`.
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        token_embedding=None,
+        layer_norm_epsilon=1e-12,
+        kernel_initializer="truncated_normal",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_positive_int("vocabulary_size", vocabulary_size)
+        if token_embedding is not None and token_embedding.input_dim != vocabulary_size:
+            raise ValueError(
+                "`token_embedding` must have `vocabulary_size` rows. Received: "
+                f"vocabulary_size={vocabulary_size}, token_embedding.input_dim={token_embedding.input_dim}"
+            )
+        self.vocabulary_size = vocabulary_size
+        self.token_embedding = token_embedding
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.kernel_initializer = get_initializer(kernel_initializer)
+
+    def build(self, sequence_output_shape, mask_positions_shape=None):
+        hidden_dim = sequence_output_shape[-1]
+        if self.token_embedding is not None and self.token_embedding.output_dim != hidden_dim:
+            raise ValueError(
+                "The tied `token_embedding` must be as wide as the hidden states. Received: "
+                f"token_embedding.output_dim={self.token_embedding.output_dim}, hidden_dim={hidden_dim}"
+            )
+        gathered_shape = (sequence_output_shape[0], None, hidden_dim)
+        self.transform_dense = keras.layers.Dense(
+            hidden_dim,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            dtype=self.dtype_policy,
+            name="transform_dense",
+        )
+        self.transform_dense.build(gathered_shape)
+        self.transform_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="transform_layer_norm"
+        )
+        self.transform_layer_norm.build(gathered_shape)
+        if self.token_embedding is None:
+            self.decoder_kernel = self.add_weight(
+                name="decoder_kernel",
+                shape=(hidden_dim, self.vocabulary_size),
+                initializer=clone_initializer(self.kernel_initializer),
+            )
+        self.output_bias = self.add_weight(name="output_bias", shape=(self.vocabulary_size,), initializer="zeros")
+        self.built = True
+
+    def call(self, sequence_output, mask_positions):
+        positions = ops.cast(mask_positions, "int32")[:, :, None]  # (batch, preds, 1)
+        x = ops.take_along_axis(sequence_output, positions, axis=1)  # (batch, preds, hidden)
+        x = ops.gelu(self.transform_dense(x), approximate=False)
+        x = self.transform_layer_norm(x)
+        if self.token_embedding is not None:
+            table = ops.cast(self.token_embedding.embeddings, x.dtype)  # (vocab, hidden)
+            logits = ops.einsum("bph,vh->bpv", x, table)
+        else:
+            logits = ops.matmul(x, ops.cast(self.decoder_kernel, x.dtype))
+        logits = ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
+        return logits  # (batch, preds, vocab)
+
+    def compute_output_spec(self, sequence_output, mask_positions):
+        shape = (sequence_output.shape[0], mask_positions.shape[1], self.vocabulary_size)
+        return keras.KerasTensor(shape, dtype="float32")
+
+    def get_config(self):
+        # The tied embedding is a live layer, not config: models that tie it
+        # (BertPretrainer, BertMaskedLM) pass it again when rebuilt from config.
+        return {
+            **super().get_config(),
+            "vocabulary_size": self.vocabulary_size,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+        }

@@ -1,0 +1,47 @@
+"""BERT's pooler: a tanh dense layer on the [CLS] vector."""
+
+import keras
+
+from keras_bert.layers._utils import get_initializer
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class Pooler(keras.layers.Layer):
+    """Turns the final hidden state of the first token ([CLS]) into `pooled_output`.
+
+    Next-sentence prediction is trained on this vector, and sentence
+    classifiers start from it.
+
+    Args:
+        kernel_initializer: initializer for the dense kernel.
+
+    Call arguments:
+        sequence_output: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
+
+    Returns:
+        Float tensor of shape `(batch_size, hidden_dim)`.
+    """
+
+    def __init__(self, kernel_initializer="truncated_normal", **kwargs):
+        super().__init__(**kwargs)
+        self.kernel_initializer = get_initializer(kernel_initializer)
+
+    def build(self, input_shape):
+        self.dense = keras.layers.Dense(
+            input_shape[-1],
+            activation="tanh",
+            kernel_initializer=self.kernel_initializer,
+            dtype=self.dtype_policy,
+            name="dense",
+        )
+        self.dense.build((input_shape[0], input_shape[-1]))
+        self.built = True
+
+    def call(self, sequence_output):
+        return self.dense(sequence_output[:, 0, :])  # (batch, hidden)
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], input_shape[-1])
+
+    def get_config(self):
+        return {**super().get_config(), "kernel_initializer": keras.initializers.serialize(self.kernel_initializer)}

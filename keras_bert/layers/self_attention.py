@@ -1,0 +1,131 @@
+"""Multi-head self-attention for BERT, on `keras.ops.dot_product_attention`."""
+
+import math
+
+import keras
+from keras import ops
+
+from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class SelfAttention(keras.layers.Layer):
+    """Multi-head scaled dot-product self-attention with a key padding mask.
+
+    Query, key and value come from one fused projection whose kernel has shape
+    `(hidden_dim, 3, num_heads, head_dim)`: one matmul instead of three, and the
+    heads axis stays explicit so a layout map can shard it (see
+    `keras_bert.distribution`).
+
+    The fast path is `keras.ops.dot_product_attention` (fused kernels where the
+    backend has them). When attention probabilities are asked for, or attention
+    dropout is active in training, the probabilities must exist as a tensor, so
+    the layer computes them explicitly, with the softmax in float32.
+
+    Args:
+        num_heads: int. Number of attention heads; must divide the input width.
+        dropout: float. Dropout rate on the attention probabilities (training only).
+        kernel_initializer: initializer for the projection kernels.
+        bias_initializer: initializer for the projection biases.
+
+    Call arguments:
+        x: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
+        padding_mask: int or bool tensor of shape `(batch_size, sequence_length)`,
+            1/True for real tokens. Padded keys get zero attention. Optional.
+        training: bool, whether dropout is active.
+        return_attention_scores: bool. If True, also return the attention
+            probabilities.
+
+    Returns:
+        Float tensor of shape `(batch_size, sequence_length, hidden_dim)`; with
+        `return_attention_scores=True`, a tuple of it and the probabilities of
+        shape `(batch_size, num_heads, sequence_length, sequence_length)`.
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        dropout=0.0,
+        kernel_initializer="truncated_normal",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_positive_int("num_heads", num_heads)
+        check_rate("dropout", dropout)
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.kernel_initializer = get_initializer(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+
+    def build(self, input_shape):
+        # input_shape: (batch, seq, hidden)
+        hidden_dim = input_shape[-1]
+        if hidden_dim is None:
+            raise ValueError(f"SelfAttention needs a known last dimension. Received input_shape={input_shape}")
+        if hidden_dim % self.num_heads != 0:
+            raise ValueError(
+                f"`num_heads` must divide the hidden size. Received: num_heads={self.num_heads}, "
+                f"hidden_dim={hidden_dim}"
+            )
+        self.hidden_dim = hidden_dim
+        self.head_dim = hidden_dim // self.num_heads
+        self.qkv_dense = keras.layers.EinsumDense(
+            "btd,dpnh->btpnh",
+            output_shape=(None, 3, self.num_heads, self.head_dim),
+            bias_axes="pnh",
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer),
+            dtype=self.dtype_policy,
+            name="qkv",
+        )
+        self.qkv_dense.build(input_shape)
+        self.output_dense = keras.layers.EinsumDense(
+            "btnh,nhd->btd",
+            output_shape=(None, hidden_dim),
+            bias_axes="d",
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer),
+            dtype=self.dtype_policy,
+            name="output",
+        )
+        self.output_dense.build((input_shape[0], input_shape[1], self.num_heads, self.head_dim))
+        self.probs_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name="probs_dropout")
+        self.built = True
+
+    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+        qkv = self.qkv_dense(x)  # (batch, seq, 3, heads, head_dim)
+        query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]  # each (batch, seq, heads, head_dim)
+        key_mask = None
+        if padding_mask is not None:
+            key_mask = ops.cast(padding_mask, "bool")[:, None, None, :]  # (batch, 1, 1, seq)
+
+        explicit = return_attention_scores or (training and self.dropout > 0)
+        if not explicit:
+            context = ops.dot_product_attention(query, key, value, mask=key_mask)
+            return self.output_dense(context)
+
+        scale = 1.0 / math.sqrt(self.head_dim)
+        logits = ops.einsum("btnh,bsnh->bnts", query, key)  # (batch, heads, seq_q, seq_k)
+        logits = ops.cast(logits, "float32") * scale
+        if key_mask is not None:
+            # A large finite negative rather than -inf: a row that is all padding
+            # then averages uniformly instead of producing NaN.
+            logits = ops.where(key_mask, logits, -1e9)
+        probs = ops.softmax(logits, axis=-1)
+        probs = ops.cast(probs, self.compute_dtype)
+        dropped = self.probs_dropout(probs, training=training)
+        context = ops.einsum("bnts,bsnh->btnh", dropped, value)  # (batch, seq, heads, head_dim)
+        output = self.output_dense(context)
+        if return_attention_scores:
+            return output, probs
+        return output
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "dropout": self.dropout,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+        }

@@ -1,0 +1,143 @@
+"""One BERT encoder block: self-attention and a GELU feed-forward network."""
+
+import keras
+from keras import ops
+
+from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
+from keras_bert.layers.self_attention import SelfAttention
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class TransformerEncoder(keras.layers.Layer):
+    """A transformer encoder block as in BERT.
+
+    Post-LN (BERT's original order, the default):
+
+        x = LayerNorm(x + Dropout(Attention(x)))
+        x = LayerNorm(x + Dropout(FeedForward(x)))
+
+    Pre-LN (`normalize_first=True`, trains more stably when deep):
+
+        x = x + Dropout(Attention(LayerNorm(x)))
+        x = x + Dropout(FeedForward(LayerNorm(x)))
+
+    The feed-forward network is `Dense(intermediate_dim) -> GELU (exact, erf)
+    -> Dense(hidden_dim)`.
+
+    Args:
+        num_heads: int. Attention heads; must divide the input width.
+        intermediate_dim: int. Width of the feed-forward network (BERT: 4x hidden).
+        dropout: float. Dropout on attention probabilities and both residual branches.
+        layer_norm_epsilon: float. BERT uses 1e-12.
+        normalize_first: bool. Pre-LN instead of BERT's post-LN.
+        kernel_initializer: initializer for all kernels.
+
+    Call arguments:
+        x: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
+        padding_mask: int or bool tensor of shape `(batch_size, sequence_length)`.
+        training: bool, whether dropout is active.
+        return_attention_scores: bool. Also return the attention probabilities.
+
+    Returns:
+        Float tensor of shape `(batch_size, sequence_length, hidden_dim)`, and
+        with `return_attention_scores=True` also the probabilities of shape
+        `(batch_size, num_heads, sequence_length, sequence_length)`.
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        intermediate_dim,
+        dropout=0.1,
+        layer_norm_epsilon=1e-12,
+        normalize_first=False,
+        kernel_initializer="truncated_normal",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_positive_int("num_heads", num_heads)
+        check_positive_int("intermediate_dim", intermediate_dim)
+        check_rate("dropout", dropout)
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.normalize_first = normalize_first
+        self.kernel_initializer = get_initializer(kernel_initializer)
+
+    def build(self, input_shape):
+        # input_shape: (batch, seq, hidden)
+        hidden_dim = input_shape[-1]
+        policy = self.dtype_policy
+        self.attention = SelfAttention(
+            self.num_heads,
+            dropout=self.dropout,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            dtype=policy,
+            name="self_attention",
+        )
+        self.attention.build(input_shape)
+        self.attention_dropout = keras.layers.Dropout(self.dropout, dtype=policy, name="attention_dropout")
+        self.attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=policy, name="attention_layer_norm"
+        )
+        self.attention_layer_norm.build(input_shape)
+        self.intermediate_dense = keras.layers.Dense(
+            self.intermediate_dim,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            dtype=policy,
+            name="intermediate_dense",
+        )
+        self.intermediate_dense.build(input_shape)
+        self.output_dense = keras.layers.Dense(
+            hidden_dim,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            dtype=policy,
+            name="output_dense",
+        )
+        self.output_dense.build(tuple(input_shape[:-1]) + (self.intermediate_dim,))
+        self.output_dropout = keras.layers.Dropout(self.dropout, dtype=policy, name="output_dropout")
+        self.output_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=policy, name="output_layer_norm"
+        )
+        self.output_layer_norm.build(input_shape)
+        self.built = True
+
+    def _feed_forward(self, x, training):
+        h = self.intermediate_dense(x)
+        h = ops.gelu(h, approximate=False)  # BERT's GELU is the exact erf form.
+        return self.output_dropout(self.output_dense(h), training=training)
+
+    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+        attention_input = self.attention_layer_norm(x) if self.normalize_first else x
+        attended = self.attention(
+            attention_input,
+            padding_mask=padding_mask,
+            training=training,
+            return_attention_scores=return_attention_scores,
+        )
+        if return_attention_scores:
+            attended, probs = attended
+        attended = self.attention_dropout(attended, training=training)
+
+        if self.normalize_first:
+            x = x + attended
+            x = x + self._feed_forward(self.output_layer_norm(x), training)
+        else:
+            x = self.attention_layer_norm(x + attended)
+            x = self.output_layer_norm(x + self._feed_forward(x, training))
+
+        if return_attention_scores:
+            return x, probs
+        return x
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "normalize_first": self.normalize_first,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+        }

@@ -1,0 +1,241 @@
+"""BertBackbone: the BERT encoder as a functional Keras model."""
+
+import keras
+
+from keras_bert.layers.bert_embeddings import BertEmbeddings
+from keras_bert.layers.pooler import Pooler
+from keras_bert.layers.transformer_encoder import TransformerEncoder
+from keras_bert.models.bert_sizes import BERT_SIZES
+from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertBackbone(keras.Model):
+    """The BERT encoder: embeddings, a stack of transformer blocks, and the pooler.
+
+    A functional model, so it can be summarised, plotted, saved as `.keras`,
+    and reused as the body of task models (`BertPretrainer`, `BertClassifier`,
+    ...), which take its inputs and read its outputs by name.
+
+    Args:
+        vocabulary_size: int. Number of WordPiece tokens (30,522 for Google's uncased English).
+        num_layers: int. Number of transformer blocks.
+        num_heads: int. Attention heads per block; must divide `hidden_dim`.
+        hidden_dim: int. Width of every hidden state.
+        intermediate_dim: int. Width of the feed-forward networks (BERT: 4 x hidden_dim).
+        dropout: float. Dropout rate everywhere (BERT: 0.1).
+        max_sequence_length: int. Number of learned positions (BERT: 512).
+        num_segments: int. Number of segment (token type) ids (BERT: 2).
+        layer_norm_epsilon: float. BERT uses 1e-12.
+        normalize_first: bool. Pre-LN blocks (and a final LayerNorm) instead of BERT's post-LN.
+        output_hidden_states: bool. Also output every layer's hidden states.
+        output_attentions: bool. Also output every layer's attention probabilities
+            (slower: attention then runs without the fused kernel).
+        dtype: dtype or `keras.DTypePolicy` for the whole model, e.g. "mixed_bfloat16".
+
+    Inputs (a dict):
+        token_ids: int32 tensor of shape `(batch_size, sequence_length)`.
+        segment_ids: int32 tensor of shape `(batch_size, sequence_length)`, 0 for
+            segment A and 1 for segment B.
+        padding_mask: int32 tensor of shape `(batch_size, sequence_length)`,
+            1 for real tokens and 0 for padding.
+
+    Outputs (a dict):
+        sequence_output: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
+        pooled_output: float tensor of shape `(batch_size, hidden_dim)`.
+        hidden_states: (with `output_hidden_states`) a list of `num_layers + 1`
+            tensors of shape `(batch_size, sequence_length, hidden_dim)`, the
+            embeddings first.
+        attentions: (with `output_attentions`) a list of `num_layers` tensors of
+            shape `(batch_size, num_heads, sequence_length, sequence_length)`.
+
+    Examples:
+    ```python
+    backbone = keras_bert.BertBackbone.from_size("mini", vocabulary_size=8000)
+    outputs = backbone({
+        "token_ids": np.array([[2, 17, 3, 0]]),
+        "segment_ids": np.zeros((1, 4), "int32"),
+        "padding_mask": np.array([[1, 1, 1, 0]]),
+    })
+    outputs["sequence_output"].shape  # (1, 4, 256)
+
+    backbone = keras_bert.BertBackbone.from_pretrained("path/to/hf_bert_dir")
+    ```
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers,
+        num_heads,
+        hidden_dim,
+        intermediate_dim,
+        dropout=0.1,
+        max_sequence_length=512,
+        num_segments=2,
+        layer_norm_epsilon=1e-12,
+        normalize_first=False,
+        output_hidden_states=False,
+        output_attentions=False,
+        dtype=None,
+        **kwargs,
+    ):
+        if not isinstance(num_layers, int) or num_layers < 1:
+            raise ValueError(f"`num_layers` must be a positive int. Received: num_layers={num_layers!r}")
+        if not isinstance(hidden_dim, int) or not isinstance(num_heads, int) or num_heads < 1 or hidden_dim % num_heads:
+            raise ValueError(
+                f"`num_heads` must divide `hidden_dim`. Received: num_heads={num_heads!r}, hidden_dim={hidden_dim!r}"
+            )
+
+        # === Layers ===
+        # (Locals until the model is initialised: the torch backend refuses
+        # sublayer attributes before `Module.__init__`.)
+        embeddings = BertEmbeddings(
+            vocabulary_size=vocabulary_size,
+            hidden_dim=hidden_dim,
+            max_sequence_length=max_sequence_length,
+            num_segments=num_segments,
+            dropout=dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+            dtype=dtype,
+            name="embeddings",
+        )
+        transformer_layers = [
+            TransformerEncoder(
+                num_heads=num_heads,
+                intermediate_dim=intermediate_dim,
+                dropout=dropout,
+                layer_norm_epsilon=layer_norm_epsilon,
+                normalize_first=normalize_first,
+                dtype=dtype,
+                name=f"transformer_layer_{i}",
+            )
+            for i in range(num_layers)
+        ]
+        final_layer_norm = (
+            keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=dtype, name="final_layer_norm")
+            if normalize_first
+            else None
+        )
+        pooler = Pooler(dtype=dtype, name="pooler")
+
+        # === Functional graph ===
+        inputs = {
+            "token_ids": keras.Input(shape=(None,), dtype="int32", name="token_ids"),
+            "segment_ids": keras.Input(shape=(None,), dtype="int32", name="segment_ids"),
+            "padding_mask": keras.Input(shape=(None,), dtype="int32", name="padding_mask"),
+        }
+        x = embeddings(inputs["token_ids"], inputs["segment_ids"])
+        hidden_states, attentions = [x], []
+        for layer in transformer_layers:
+            x = layer(x, padding_mask=inputs["padding_mask"], return_attention_scores=output_attentions)
+            if output_attentions:
+                x, probs = x
+                attentions.append(probs)
+            hidden_states.append(x)
+        if final_layer_norm is not None:
+            x = final_layer_norm(x)
+        outputs = {"sequence_output": x, "pooled_output": pooler(x)}
+        if output_hidden_states:
+            outputs["hidden_states"] = hidden_states
+        if output_attentions:
+            outputs["attentions"] = attentions
+        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+
+        self.embeddings = embeddings
+        self.transformer_layers = transformer_layers
+        self.final_layer_norm = final_layer_norm
+        self.pooler = pooler
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.max_sequence_length = max_sequence_length
+        self.num_segments = num_segments
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.normalize_first = normalize_first
+        self.output_hidden_states = output_hidden_states
+        self.output_attentions = output_attentions
+
+    @property
+    def token_embedding(self):
+        """The token embedding layer (the MLM decoder is tied to it)."""
+        return self.embeddings.token_embedding
+
+    # --- input checks: bad input fails here with a clear message, not deep in a kernel.
+    def __call__(self, inputs, *args, **kwargs):
+        check_inputs(inputs, self.get_config(), where=self.name)
+        return super().__call__(inputs, *args, **kwargs)
+
+    def fit(self, x=None, *args, **kwargs):
+        check_fit_data(x, self.get_config(), BACKBONE_INPUTS, self.name)
+        return super().fit(x, *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        check_fit_data(x, self.get_config(), BACKBONE_INPUTS, self.name)
+        return super().predict(x, *args, **kwargs)
+
+    def evaluate(self, x=None, *args, **kwargs):
+        check_fit_data(x, self.get_config(), BACKBONE_INPUTS, self.name)
+        return super().evaluate(x, *args, **kwargs)
+
+    def get_config(self):
+        # Functional models serialise their graph by default; ours is rebuilt
+        # from these arguments instead, which also keeps layer names stable.
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            "vocabulary_size": self.vocabulary_size,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "hidden_dim": self.hidden_dim,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "max_sequence_length": self.max_sequence_length,
+            "num_segments": self.num_segments,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "normalize_first": self.normalize_first,
+            "output_hidden_states": self.output_hidden_states,
+            "output_attentions": self.output_attentions,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+    @classmethod
+    def from_size(cls, size, vocabulary_size=30522, **kwargs):
+        """A randomly initialised backbone of a named size.
+
+        Args:
+            size: one of "tiny" (L2/H128), "mini" (L4/H256), "small" (L4/H512),
+                "medium" (L8/H512), "base" (L12/H768, 110M), "large" (L24/H1024, 340M).
+            vocabulary_size: int. Defaults to Google's English vocabulary size.
+            **kwargs: any other constructor argument, overriding the size's.
+        """
+        if size not in BERT_SIZES:
+            raise ValueError(f"Unknown BERT size {size!r}. Choose one of {sorted(BERT_SIZES)}")
+        return cls(**{**BERT_SIZES[size], "vocabulary_size": vocabulary_size, **kwargs})
+
+    @classmethod
+    def from_pretrained(cls, path, **kwargs):
+        """A backbone with pretrained weights from a checkpoint folder.
+
+        Args:
+            path: a Hugging Face BERT folder (config.json and model.safetensors
+                or pytorch_model.bin; `BertModel`, `BertForPreTraining` or
+                `BertForMaskedLM` checkpoints).
+            **kwargs: constructor arguments that do not change the weights'
+                shapes, e.g. `dropout`, `dtype`, `output_attentions`.
+        """
+        from keras_bert.converters.checkpoint import load_backbone
+
+        return load_backbone(path, **kwargs)

@@ -1,0 +1,70 @@
+"""BertMaskedLM: masked language modelling only (the RoBERTa recipe, no NSP)."""
+
+import keras
+
+from keras_bert.layers.masked_lm_head import MaskedLMHead
+from keras_bert.models.bert_task import BertTask
+from keras_bert.models.input_checks import BACKBONE_INPUTS
+from keras_bert.optimizers import create_optimizer
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertMaskedLM(BertTask):
+    """A `BertBackbone` with the masked-LM head alone.
+
+    Inputs (a dict): `token_ids`, `segment_ids`, `padding_mask` and
+    `mask_positions` of shape `(batch_size, num_predictions)`.
+
+    Output: float32 logits of shape `(batch_size, num_predictions, vocabulary_size)`.
+
+    Training data are `(x, y, sample_weight)`: `y` the original token ids at
+    `mask_positions`, `sample_weight` 1.0 for real predictions and 0.0 for
+    padded slots.
+
+    Args:
+        backbone: a `keras_bert.BertBackbone`.
+    """
+
+    input_names = BACKBONE_INPUTS + ("mask_positions",)
+
+    def __init__(self, backbone, **kwargs):
+        # === Layers === (locals until the model is initialised, for the torch backend)
+        masked_lm_head = MaskedLMHead(
+            vocabulary_size=backbone.vocabulary_size,
+            token_embedding=backbone.token_embedding,
+            layer_norm_epsilon=backbone.layer_norm_epsilon,
+            dtype=backbone.dtype_policy,
+            name="masked_lm_head",
+        )
+
+        # === Functional graph ===
+        inputs = {**backbone.input, "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}
+        features = backbone({name: inputs[name] for name in BACKBONE_INPUTS})
+        outputs = masked_lm_head(features["sequence_output"], inputs["mask_positions"])
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.backbone = backbone
+        self.masked_lm_head = masked_lm_head
+
+    def compile(self, optimizer="auto", loss="auto", weighted_metrics="auto", **kwargs):
+        """Compiles with AdamW, MLM cross-entropy over real masked positions, and MLM accuracy."""
+        if optimizer == "auto":
+            optimizer = create_optimizer()
+        if loss == "auto":
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight")
+        if weighted_metrics == "auto":
+            weighted_metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+        super().compile(optimizer=optimizer, loss=loss, weighted_metrics=weighted_metrics, **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, path, **kwargs):
+        """Backbone and head weights from a checkpoint folder.
+
+        Args:
+            path: a Hugging Face `BertForPreTraining` or `BertForMaskedLM` checkpoint folder
+                (config.json + model.safetensors or pytorch_model.bin).
+            **kwargs: backbone arguments that keep the weights' shapes
+                (`dropout`, `dtype`, `output_attentions`, ...).
+        """
+        from keras_bert.converters.checkpoint import load_task
+
+        return load_task(cls, path, **kwargs)

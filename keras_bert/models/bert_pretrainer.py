@@ -1,0 +1,104 @@
+"""BertPretrainer: BERT's pretraining model, masked LM + next sentence prediction."""
+
+import keras
+
+from keras_bert.layers.masked_lm_head import MaskedLMHead
+from keras_bert.layers.next_sentence_head import NextSentenceHead
+from keras_bert.models.bert_task import BertTask
+from keras_bert.models.input_checks import BACKBONE_INPUTS
+from keras_bert.optimizers import create_optimizer
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertPretrainer(BertTask):
+    """A `BertBackbone` with the masked-LM and next-sentence heads.
+
+    Inputs (a dict): the backbone's `token_ids`, `segment_ids`, `padding_mask`,
+    and `mask_positions`, int32 of shape `(batch_size, num_predictions)`: the
+    positions whose original token the MLM head predicts.
+
+    Outputs (a dict):
+        mlm: float32 logits of shape `(batch_size, num_predictions, vocabulary_size)`.
+        nsp: float32 logits of shape `(batch_size, 2)`; 0 = "B is the actual
+            next segment", 1 = "B is random".
+
+    Training data are `(x, y, sample_weight)` with `y = {"mlm": original
+    token ids at mask_positions (batch_size, num_predictions), "nsp": labels
+    (batch_size,)}` and `sample_weight = {"mlm": 1.0 for real predictions and
+    0.0 for padded prediction slots}` — what `keras_bert.pretraining_dataset`
+    yields.
+
+    Args:
+        backbone: a `keras_bert.BertBackbone`.
+
+    Examples:
+    ```python
+    backbone = keras_bert.BertBackbone.from_size("mini", vocabulary_size=8000)
+    pretrainer = keras_bert.BertPretrainer(backbone)
+    pretrainer.compile()   # AdamW, MLM + NSP cross-entropy, MLM and NSP accuracy
+    pretrainer.fit(dataset, epochs=1)
+    ```
+    """
+
+    input_names = BACKBONE_INPUTS + ("mask_positions",)
+
+    def __init__(self, backbone, **kwargs):
+        # === Layers === (locals until the model is initialised, for the torch backend)
+        masked_lm_head = MaskedLMHead(
+            vocabulary_size=backbone.vocabulary_size,
+            token_embedding=backbone.token_embedding,
+            layer_norm_epsilon=backbone.layer_norm_epsilon,
+            dtype=backbone.dtype_policy,
+            name="masked_lm_head",
+        )
+        next_sentence_head = NextSentenceHead(dtype=backbone.dtype_policy, name="next_sentence_head")
+
+        # === Functional graph ===
+        inputs = {**backbone.input, "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}
+        features = backbone({name: inputs[name] for name in BACKBONE_INPUTS})
+        outputs = {
+            "mlm": masked_lm_head(features["sequence_output"], inputs["mask_positions"]),
+            "nsp": next_sentence_head(features["pooled_output"]),
+        }
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.backbone = backbone
+        self.masked_lm_head = masked_lm_head
+        self.next_sentence_head = next_sentence_head
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", weighted_metrics="auto", **kwargs):
+        """Compiles with BERT's pretraining defaults.
+
+        Args:
+            optimizer: "auto" is AdamW (lr 1e-4, weight decay 0.01 except on
+                LayerNorm and biases, global norm clipping at 1.0); or any Keras optimizer.
+            loss: "auto" is the sum of MLM cross-entropy averaged over the real
+                masked positions (padded slots weigh 0) and NSP cross-entropy.
+            metrics: "auto" is NSP accuracy.
+            weighted_metrics: "auto" is MLM accuracy over real masked positions.
+        """
+        if optimizer == "auto":
+            optimizer = create_optimizer()
+        if loss == "auto":
+            loss = {
+                "mlm": keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight"),
+                "nsp": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            }
+        if metrics == "auto":
+            metrics = {"nsp": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+        if weighted_metrics == "auto":
+            weighted_metrics = {"mlm": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, weighted_metrics=weighted_metrics, **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, path, **kwargs):
+        """Backbone and head weights from a checkpoint folder.
+
+        Args:
+            path: a Hugging Face `BertForPreTraining` checkpoint folder
+                (config.json + model.safetensors or pytorch_model.bin).
+            **kwargs: backbone arguments that keep the weights' shapes
+                (`dropout`, `dtype`, `output_attentions`, ...).
+        """
+        from keras_bert.converters.checkpoint import load_task
+
+        return load_task(cls, path, **kwargs)

