@@ -16,7 +16,7 @@ from keras_bert.layers import (
     TransformerEncoder,
 )
 from keras_bert.models import BERT_SIZES, BertBackbone, BertMaskedLM, BertPretrainer, BertTask
-from keras_bert.optimizers import WarmupSchedule, create_optimizer
+from keras_bert.optimizers import BertAdamW, BertLamb, WarmupSchedule, create_optimizer
 
 __version__ = "0.1.0"
 

@@ -50,6 +50,33 @@ class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
         return {"schedule": schedule, "warmup_steps": self.warmup_steps}
 
 
+class _DecayExclusions:
+    """Keeps the weight-decay exclusions in the optimizer's config.
+
+    `exclude_from_weight_decay` is not part of a Keras optimizer's config, so
+    an optimizer restored from a `.keras` file would silently start decaying
+    LayerNorm parameters and biases. These subclasses store the names.
+    """
+
+    def __init__(self, *args, exclude_from_weight_decay_names=NO_DECAY_NAMES, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.exclude_from_weight_decay_names = list(exclude_from_weight_decay_names)
+        self.exclude_from_weight_decay(var_names=self.exclude_from_weight_decay_names)
+
+    def get_config(self):
+        return {**super().get_config(), "exclude_from_weight_decay_names": self.exclude_from_weight_decay_names}
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertAdamW(_DecayExclusions, keras.optimizers.AdamW):
+    """`keras.optimizers.AdamW` without decay on LayerNorm parameters and biases."""
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertLamb(_DecayExclusions, keras.optimizers.Lamb):
+    """`keras.optimizers.Lamb` without decay on LayerNorm parameters and biases."""
+
+
 def create_optimizer(
     name="adamw",
     learning_rate=1e-4,
@@ -91,10 +118,7 @@ def create_optimizer(
         rate = WarmupSchedule(rate, warmup_steps)
     common = dict(learning_rate=rate, global_clipnorm=global_clipnorm, gradient_accumulation_steps=gradient_accumulation_steps)
     if name == "adamw":
-        optimizer = keras.optimizers.AdamW(weight_decay=weight_decay, epsilon=1e-6, **common)
-    elif name == "lamb":
-        optimizer = keras.optimizers.Lamb(weight_decay=weight_decay, epsilon=1e-6, **common)
-    else:
-        raise ValueError(f"`name` must be 'adamw' or 'lamb'. Received: name={name!r}")
-    optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY_NAMES))
-    return optimizer
+        return BertAdamW(weight_decay=weight_decay, epsilon=1e-6, **common)
+    if name == "lamb":
+        return BertLamb(weight_decay=weight_decay, epsilon=1e-6, **common)
+    raise ValueError(f"`name` must be 'adamw' or 'lamb'. Received: name={name!r}")

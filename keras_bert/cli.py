@@ -1,0 +1,156 @@
+"""`keras-bert`: the command line.
+
+    keras-bert vocab    --corpus texts/ --size 8000 --out vocab.txt
+    keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --steps 5000 --out runs/mini [--resume]
+
+User errors (bad arguments, missing or malformed files) end with exit code 2
+and a one-line reason; `--debug` shows the traceback instead.
+"""
+
+import argparse
+import os
+import sys
+
+
+def _add_vocab(subparsers):
+    parser = subparsers.add_parser("vocab", help="learn a WordPiece vocabulary from text files")
+    parser.add_argument("--corpus", required=True, nargs="+", help="text files, folders or globs")
+    parser.add_argument("--size", type=int, default=8000, help="vocabulary size (default 8000)")
+    case = parser.add_mutually_exclusive_group()
+    case.add_argument("--lowercase", dest="lowercase", action="store_true", default=True, help="uncased (default)")
+    case.add_argument("--cased", dest="lowercase", action="store_false", help="keep case")
+    parser.add_argument("--out", required=True, help="vocab.txt to write")
+    parser.set_defaults(run=_run_vocab)
+
+
+def _run_vocab(args):
+    from keras_bert.preprocessing.vocabulary import learn_vocabulary, write_vocabulary
+
+    files = _expand(args.corpus)
+    vocabulary = learn_vocabulary(files, args.size, lowercase=args.lowercase, verbose=True)
+    write_vocabulary(vocabulary, args.out)
+    print(f"wrote {len(vocabulary)} tokens to {args.out}")
+
+
+def _add_pretrain(subparsers):
+    parser = subparsers.add_parser("pretrain", help="pretrain BERT (MLM + NSP) from text files")
+    parser.add_argument("--corpus", required=True, nargs="+", help="training text files, folders or globs")
+    parser.add_argument("--eval-corpus", nargs="+", help="held-out text files, evaluated at every checkpoint")
+    parser.add_argument("--vocab", required=True, help="vocab.txt (see `keras-bert vocab`)")
+    parser.add_argument("--cased", action="store_true", help="the vocabulary is cased")
+    parser.add_argument("--size", default="mini", help="tiny, mini, small, medium, base or large (default mini)")
+    parser.add_argument("--sequence-length", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--masking", choices=["token", "whole-word"], default="token")
+    parser.add_argument("--mode", choices=["dynamic", "static"], default="dynamic", help="masks per epoch or TFRecords")
+    parser.add_argument("--dupe-factor", type=int, default=5, help="static mode: passes over the corpus")
+    parser.add_argument("--optimizer", choices=["adamw", "lamb"], default="adamw")
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--warmup-steps", type=int, help="default: 10%% of --steps")
+    parser.add_argument("--grad-accumulation", type=int, help="apply the update every N batches")
+    parser.add_argument("--checkpoint-every", type=int, help="steps between checkpoints (must divide --steps)")
+    parser.add_argument("--eval-batches", type=int, default=20)
+    parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--mixed-precision", choices=["bfloat16", "float16"], help="mixed precision policy")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
+    parser.add_argument("--no-tensorboard", action="store_true")
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.set_defaults(run=_run_pretrain)
+
+
+def _run_pretrain(args):
+    from keras_bert.pretraining import pretrain
+
+    for name in ("vocab",):
+        if not os.path.isfile(getattr(args, name)):
+            raise UserError(f"--{name}: no such file: {getattr(args, name)}")
+    summary = pretrain(
+        corpus=_expand(args.corpus),
+        vocabulary=args.vocab,
+        output_dir=args.out,
+        size=args.size,
+        sequence_length=args.sequence_length,
+        batch_size=args.batch_size,
+        steps=args.steps,
+        masking=args.masking,
+        mode=args.mode,
+        dupe_factor=args.dupe_factor,
+        optimizer=args.optimizer,
+        learning_rate=args.learning_rate,
+        weight_decay=args.weight_decay,
+        warmup_steps=args.warmup_steps,
+        gradient_accumulation_steps=args.grad_accumulation,
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
+        seed=args.seed,
+        eval_corpus=_expand(args.eval_corpus) if args.eval_corpus else None,
+        eval_batches=args.eval_batches,
+        lowercase=not args.cased,
+        dropout=args.dropout,
+        dtype=f"mixed_{args.mixed_precision}" if args.mixed_precision else None,
+        tensorboard=not args.no_tensorboard,
+    )
+    print(summary)
+
+
+def _add_convert(subparsers):
+    try:
+        from keras_bert.converters.convert import add_convert_arguments, run_convert
+    except ImportError:
+        return
+    parser = subparsers.add_parser("convert", help="convert checkpoints: Google TF1 / Hugging Face / .keras")
+    add_convert_arguments(parser)
+    parser.set_defaults(run=run_convert)
+
+
+class UserError(Exception):
+    """A mistake in the command's input: reported in one line, exit code 2."""
+
+
+def _expand(paths):
+    """Folders become the text files inside them; files and globs pass through."""
+    expanded = []
+    for path in paths:
+        if os.path.isdir(path):
+            found = sorted(
+                os.path.join(root, name) for root, _, names in os.walk(path) for name in names if not name.startswith(".")
+            )
+            if not found:
+                raise UserError(f"{path}: the folder holds no files")
+            expanded.extend(found)
+        else:
+            expanded.append(path)
+    return expanded
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="keras-bert", description="BERT in Keras 3: pretrain, convert, fine-tune, export.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    _add_vocab(subparsers)
+    _add_pretrain(subparsers)
+    _add_convert(subparsers)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        args.run(args)
+    except KeyboardInterrupt:
+        print("keras-bert: interrupted", file=sys.stderr)
+        return 130
+    except (UserError, ValueError, FileNotFoundError, OSError) as error:
+        if args.debug:
+            raise
+        message = " ".join(str(error).split())
+        print(f"keras-bert {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,243 @@
+"""The pretraining job behind `keras-bert pretrain`: text files in, a pretrained BERT out.
+
+Everything here composes public pieces: `BertTokenizer`, `pretraining_dataset`,
+`BertBackbone.from_size`, `BertPretrainer`, `create_optimizer`, and the
+resumable checkpoints of `keras_bert.checkpointing`.
+
+Output folder layout:
+    model.keras          the final BertPretrainer (its `.backbone` is the encoder)
+    vocab.txt            the vocabulary the model was trained with
+    config.json          backbone config, job arguments, final metrics
+    history.csv          per-epoch (= per-checkpoint) training and held-out metrics
+    logs/                TensorBoard logs
+    checkpoints/         the latest resumable checkpoint
+"""
+
+import json
+import os
+import time
+
+import keras
+
+from keras_bert.checkpointing import ResumableCheckpoint, has_checkpoint, load_checkpoint, save_model_atomic, write_atomic_json
+from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.bert_pretrainer import BertPretrainer
+from keras_bert.optimizers import create_optimizer
+
+
+def default_checkpoint_every(steps):
+    """The largest divisor of `steps` that is at most max(steps // 10, 1) and 1000."""
+    limit = max(1, min(steps // 10, 1000))
+    return max(d for d in range(1, limit + 1) if steps % d == 0)
+
+
+def with_nsp_weights(x, y, sample_weight):
+    """Keras wants one sample weight per output: NSP examples all weigh 1."""
+    import tensorflow as tf
+
+    if "nsp" not in sample_weight:
+        sample_weight = {**sample_weight, "nsp": tf.ones_like(y["nsp"], dtype=tf.float32)}
+    return x, y, sample_weight
+
+
+def heldout_baselines(dataset):
+    """Trivial held-out accuracies: always the most frequent masked token; always the majority NSP label."""
+    token_counts, label_counts = {}, {}
+    for _, y, w in dataset.as_numpy_iterator():
+        for token, weight in zip(y["mlm"].ravel(), w["mlm"].ravel()):
+            if weight > 0:
+                token_counts[token] = token_counts.get(token, 0.0) + weight
+        for label in y["nsp"].ravel():
+            label_counts[label] = label_counts.get(label, 0) + 1
+    return {
+        "val_mlm_accuracy_most_frequent_token": float(max(token_counts.values()) / sum(token_counts.values())),
+        "val_nsp_accuracy_majority_label": float(max(label_counts.values()) / sum(label_counts.values())),
+    }
+
+
+def pretrain(
+    corpus,
+    vocabulary,
+    output_dir,
+    size="mini",
+    sequence_length=128,
+    batch_size=32,
+    steps=1000,
+    masking="token",
+    mode="dynamic",
+    dupe_factor=5,
+    optimizer="adamw",
+    learning_rate=1e-4,
+    weight_decay=0.01,
+    warmup_steps=None,
+    gradient_accumulation_steps=None,
+    checkpoint_every=None,
+    resume=False,
+    seed=0,
+    eval_corpus=None,
+    eval_batches=20,
+    lowercase=True,
+    dropout=0.1,
+    dtype=None,
+    tensorboard=True,
+    verbose=1,
+    callbacks=(),
+    document_boundary="chapter",
+    line_format="wrapped",
+):
+    """Pretrains a BERT with MLM + NSP from text files.
+
+    Args:
+        corpus: text files (a path, glob, folder, or list of them).
+        vocabulary: path of a vocab.txt (see `keras-bert vocab`).
+        output_dir: where the model, logs and checkpoints go.
+        size: named BERT size ("tiny", "mini", ..., "large").
+        sequence_length, batch_size: example shape.
+        steps: optimizer steps in all.
+        masking: "token" or "whole-word".
+        mode: "dynamic" (masks drawn anew every epoch) or "static" (TFRecords).
+        dupe_factor: static mode only.
+        optimizer: "adamw" or "lamb".
+        learning_rate, weight_decay: peak rate and decoupled decay.
+        warmup_steps: linear warmup (default 10% of `steps`), then linear decay to 0.
+        gradient_accumulation_steps: optional; apply the update every N batches.
+        checkpoint_every: steps between checkpoints and held-out evaluations;
+            must divide `steps` (default: `default_checkpoint_every(steps)`).
+        resume: continue from the checkpoint in `output_dir/checkpoints`.
+        seed: seeds the model, dropout and the data; same seed, same run.
+        eval_corpus: held-out text files, evaluated at every checkpoint.
+        eval_batches: how many held-out batches to evaluate.
+        lowercase: the vocabulary is uncased.
+        dropout: dropout rate.
+        dtype: e.g. "mixed_bfloat16".
+        tensorboard: write TensorBoard logs.
+        verbose: 1 for progress bars and summaries, 0 for silence.
+        callbacks: extra Keras callbacks.
+        document_boundary: how the corpus splits into documents (see `read_documents`).
+        line_format: how lines make sentences (see `read_documents`).
+
+    Returns:
+        dict with the final training and held-out metrics, the baselines, and the wall time.
+    """
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+    from keras_bert.preprocessing.pretraining_data import pretraining_dataset
+    from keras_bert.preprocessing.vocabulary import write_vocabulary
+
+    if not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"`steps` must be a positive int. Received: steps={steps!r}")
+    checkpoint_every = checkpoint_every or default_checkpoint_every(steps)
+    if steps % checkpoint_every:
+        raise ValueError(
+            f"`checkpoint_every` must divide `steps` (checkpoints close epochs). Received: "
+            f"checkpoint_every={checkpoint_every}, steps={steps}"
+        )
+    warmup_steps = int(0.1 * steps) if warmup_steps is None else warmup_steps
+    os.makedirs(output_dir, exist_ok=True)
+    checkpoint_dir = os.path.join(output_dir, "checkpoints")
+    started = time.time()
+
+    keras.utils.set_random_seed(seed)
+    tokenizer = BertTokenizer(vocabulary, lowercase=lowercase)
+    data_options = dict(
+        tokenizer=tokenizer,
+        sequence_length=sequence_length,
+        batch_size=batch_size,
+        masking=masking,
+        document_boundary=document_boundary,
+        line_format=line_format,
+        verbose=verbose,
+    )
+
+    start_step = 0
+    if resume and has_checkpoint(checkpoint_dir):
+        model, state = load_checkpoint(checkpoint_dir)
+        start_step = state["step"]
+        if verbose:
+            print(f"Resuming from step {start_step} of {steps} ({checkpoint_dir})")
+    else:
+        if resume and verbose:
+            print(f"No checkpoint in {checkpoint_dir}: starting from scratch.")
+        backbone = BertBackbone.from_size(
+            size,
+            vocabulary_size=tokenizer.vocabulary_size(),
+            max_sequence_length=max(512, sequence_length),
+            dropout=dropout,
+            dtype=dtype,
+        )
+        model = BertPretrainer(backbone)
+        model.compile(
+            optimizer=create_optimizer(
+                optimizer,
+                learning_rate=learning_rate,
+                weight_decay=weight_decay,
+                warmup_steps=warmup_steps,
+                total_steps=steps,
+                gradient_accumulation_steps=gradient_accumulation_steps,
+            )
+        )
+
+    # The data position is part of the state: a resumed run skips the batches
+    # already trained on, and the seeded pipeline yields the same ones again.
+    train = pretraining_dataset(corpus, mode=mode, dupe_factor=dupe_factor, seed=seed, **data_options)
+    train = train.map(with_nsp_weights).repeat().skip(start_step).prefetch(4)
+    validation, baselines = None, {}
+    if eval_corpus:
+        validation = pretraining_dataset(
+            eval_corpus, mode="dynamic", seed=f"{seed}:eval", resample_pairs_each_epoch=False, shuffle=False,
+            **data_options,
+        )
+        validation = validation.map(with_nsp_weights).take(eval_batches).cache()
+        baselines = heldout_baselines(validation)
+
+    job = dict(
+        corpus=str(corpus), eval_corpus=str(eval_corpus) if eval_corpus else None, size=size,
+        sequence_length=sequence_length, batch_size=batch_size, steps=steps, masking=masking, mode=mode,
+        optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=warmup_steps,
+        gradient_accumulation_steps=gradient_accumulation_steps, checkpoint_every=checkpoint_every, seed=seed,
+        lowercase=lowercase, dropout=dropout, dtype=str(dtype) if dtype else None, backend=keras.backend.backend(),
+    )
+    all_callbacks = [
+        ResumableCheckpoint(checkpoint_dir, checkpoint_every, extra={"job": job}),
+        keras.callbacks.CSVLogger(os.path.join(output_dir, "history.csv"), append=start_step > 0),
+        *callbacks,
+    ]
+    if tensorboard:
+        all_callbacks.append(keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")))
+
+    history = {}
+    epochs = steps // checkpoint_every
+    if start_step < steps:
+        result = model.fit(
+            train,
+            epochs=epochs,
+            steps_per_epoch=checkpoint_every,
+            initial_epoch=start_step // checkpoint_every,
+            validation_data=validation,
+            callbacks=all_callbacks,
+            verbose=verbose,
+        )
+        history = {k: [float(v) for v in values] for k, values in result.history.items()}
+
+    save_model_atomic(model, os.path.join(output_dir, "model.keras"))
+    write_vocabulary(tokenizer.get_vocabulary(), os.path.join(output_dir, "vocab.txt"))
+    final = {k: values[-1] for k, values in history.items()}
+    summary = {
+        "final_metrics": final,
+        "baselines": baselines,
+        "wall_seconds": round(time.time() - started, 1),
+        "steps": steps,
+        "resumed_from_step": start_step,
+    }
+    write_atomic_json(
+        {"backbone": model.backbone.get_config(), "job": job, **summary},
+        os.path.join(output_dir, "config.json"),
+    )
+    if verbose:
+        print(f"Saved {os.path.join(output_dir, 'model.keras')} after {summary['wall_seconds']} s")
+        if "val_mlm_accuracy" in final:
+            print(
+                f"held-out MLM accuracy {final['val_mlm_accuracy']:.3f} (most-frequent-token baseline "
+                f"{baselines['val_mlm_accuracy_most_frequent_token']:.3f}); held-out NSP accuracy "
+                f"{final['val_nsp_accuracy']:.3f} (majority-label baseline {baselines['val_nsp_accuracy_majority_label']:.3f})"
+            )
+    return summary
