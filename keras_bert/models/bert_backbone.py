@@ -140,7 +140,11 @@ class BertBackbone(keras.Model):
             outputs["hidden_states"] = hidden_states
         if output_attentions:
             outputs["attentions"] = attentions
-        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        # Functional models drop `dtype`; set the policy so config, saving and
+        # loss scaling (mixed_float16) see the one the layers use.
+        if dtype is not None:
+            self.dtype_policy = dtype
 
         self.embeddings = embeddings
         self.transformer_layers = transformer_layers

@@ -42,6 +42,7 @@ class BertMaskedLM(BertTask):
         features = backbone({name: inputs[name] for name in BACKBONE_INPUTS})
         outputs = masked_lm_head(features["sequence_output"], inputs["mask_positions"])
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.dtype_policy = backbone.dtype_policy  # e.g. mixed_float16 turns on loss scaling in compile()
         self.backbone = backbone
         self.masked_lm_head = masked_lm_head
 

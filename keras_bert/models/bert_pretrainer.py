@@ -61,6 +61,7 @@ class BertPretrainer(BertTask):
             "nsp": next_sentence_head(features["pooled_output"]),
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.dtype_policy = backbone.dtype_policy  # e.g. mixed_float16 turns on loss scaling in compile()
         self.backbone = backbone
         self.masked_lm_head = masked_lm_head
         self.next_sentence_head = next_sentence_head

@@ -162,3 +162,13 @@ def test_rejects_mismatched_input_shapes():
     inputs["padding_mask"] = inputs["padding_mask"][:, :6]
     with pytest.raises(ValueError, match="must have the same shape"):
         tiny_backbone()(inputs)
+
+
+def test_dtype_policy_survives_config_and_saving(tmp_path):
+    backbone = tiny_backbone(dtype="mixed_bfloat16")
+    assert backbone.dtype_policy.name == "mixed_bfloat16"
+    assert BertBackbone.from_config(backbone.get_config()).dtype_policy.name == "mixed_bfloat16"
+    backbone.save(tmp_path / "b.keras")
+    restored = keras.saving.load_model(tmp_path / "b.keras")
+    assert restored.dtype_policy.name == "mixed_bfloat16"
+    assert restored.transformer_layers[0].dtype_policy.name == "mixed_bfloat16"

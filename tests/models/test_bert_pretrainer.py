@@ -134,3 +134,17 @@ def test_pretraining_learns_mlm_and_nsp():
     assert after["nsp_loss"] < 0.5 * before["nsp_loss"], (before, after)
     assert after["nsp_accuracy"] > 0.9, after
     assert history.history["loss"][-1] < history.history["loss"][0]
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_mixed_precision_pretraining_step(policy):
+    model = BertPretrainer(tiny_backbone(dtype=policy))
+    model.compile()
+    if policy == "mixed_float16":
+        # float16 gradients need loss scaling; Keras adds it for a float16 model.
+        assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer)
+    inputs, targets, weights = pretraining_batch()
+    history = model.fit(inputs, targets, sample_weight=weights, epochs=2, verbose=0)
+    assert all(np.isfinite(history.history["loss"]))
+    outputs = model.predict(inputs, verbose=0)
+    assert outputs["mlm"].dtype == np.float32 and np.all(np.isfinite(outputs["mlm"]))
