@@ -31,15 +31,6 @@ def default_checkpoint_every(steps):
     return max(d for d in range(1, limit + 1) if steps % d == 0)
 
 
-def with_nsp_weights(x, y, sample_weight):
-    """Keras wants one sample weight per output: NSP examples all weigh 1."""
-    import tensorflow as tf
-
-    if "nsp" not in sample_weight:
-        sample_weight = {**sample_weight, "nsp": tf.ones_like(y["nsp"], dtype=tf.float32)}
-    return x, y, sample_weight
-
-
 def heldout_baselines(dataset):
     """Trivial held-out accuracies: always the most frequent masked token; always the majority NSP label."""
     token_counts, label_counts = {}, {}
@@ -179,14 +170,14 @@ def pretrain(
     # The data position is part of the state: a resumed run skips the batches
     # already trained on, and the seeded pipeline yields the same ones again.
     train = pretraining_dataset(corpus, mode=mode, dupe_factor=dupe_factor, seed=seed, **data_options)
-    train = train.map(with_nsp_weights).repeat().skip(start_step).prefetch(4)
+    train = train.repeat().skip(start_step).prefetch(4)
     validation, baselines = None, {}
     if eval_corpus:
         validation = pretraining_dataset(
             eval_corpus, mode="dynamic", seed=f"{seed}:eval", resample_pairs_each_epoch=False, shuffle=False,
             **data_options,
         )
-        validation = validation.map(with_nsp_weights).take(eval_batches).cache()
+        validation = validation.take(eval_batches).cache()
         baselines = heldout_baselines(validation)
 
     job = dict(

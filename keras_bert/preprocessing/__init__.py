@@ -1,0 +1,36 @@
+"""Text pipeline: tokenizer, vocabulary learner, input packer, pretraining data.
+
+TensorFlow and tensorflow-text are imported here (and in `export/`) only; the
+outputs are plain int32 tensors that any Keras backend consumes via tf.data.
+"""
+
+from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+from keras_bert.preprocessing.input_packer import BertInputPacker
+from keras_bert.preprocessing.pretraining_data import (
+    create_nsp_pairs,
+    create_pretraining_examples,
+    mask_tokens,
+    pretraining_dataset,
+    read_documents,
+    read_tfrecords,
+    split_sentences,
+    tokenize_documents,
+    write_tfrecords,
+)
+from keras_bert.preprocessing.vocabulary import learn_vocabulary, write_vocabulary
+
+__all__ = [
+    "BertTokenizer",
+    "BertInputPacker",
+    "create_nsp_pairs",
+    "create_pretraining_examples",
+    "learn_vocabulary",
+    "mask_tokens",
+    "pretraining_dataset",
+    "read_documents",
+    "read_tfrecords",
+    "split_sentences",
+    "tokenize_documents",
+    "write_tfrecords",
+    "write_vocabulary",
+]

@@ -1,0 +1,34 @@
+"""Real-data parity with transformers: every 20th line of Austen and the sentiment sets.
+
+The full run over every line is `benchmarks/tokenizer_agreement.py`; this
+test reuses its reader and comparison on a sample.
+"""
+
+import importlib.util
+from pathlib import Path
+
+from preprocessing_helpers import DATA_DIR, hf_fast, hf_legacy, tensorflow_only, tokenizer
+
+_SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "tokenizer_agreement.py"
+
+
+def _benchmark_module():
+    spec = importlib.util.spec_from_file_location("tokenizer_agreement", _SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@tensorflow_only()
+def test_real_data_sample_is_identical_to_transformers():
+    bench = _benchmark_module()
+    pairs = bench.read_lines(DATA_DIR, every=20)
+    texts = [text for _, text in pairs]
+    sources = {source for source, _ in pairs}
+    assert len(texts) > 3500 and len(sources) == 8  # six novels, two sentiment sets
+    id_diffs, offset_diffs = bench.compare(texts, tokenizer(), hf_fast(), with_offsets=True)
+    assert [texts[i] for i in id_diffs] == []
+    assert [texts[i] for i in offset_diffs] == []
+    legacy = hf_legacy()
+    ours = tokenizer().tokenize(texts[::5]).to_list()
+    assert ours == [legacy(t, add_special_tokens=False)["input_ids"] for t in texts[::5]]
