@@ -61,8 +61,10 @@ class InterruptAt(keras.callbacks.Callback):
 
 
 def test_pretrain_job_writes_model_vocab_config_and_history(small_corpus, tmp_path):
-    summary = run(small_corpus, tmp_path, eval_corpus=[str(small_corpus / "heldout.txt")], eval_batches=2)
-    for name in ("model.keras", "vocab.txt", "config.json", "history.csv", "checkpoints/checkpoint.keras"):
+    summary = run(
+        small_corpus, tmp_path, eval_corpus=[str(small_corpus / "heldout.txt")], eval_batches=2, tensorboard=True
+    )
+    for name in ("model.keras", "vocab.txt", "config.json", "history.csv", "checkpoints/checkpoint.keras", "logs/train"):
         assert (tmp_path / name).exists(), name
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["backbone"]["num_layers"] == 2 and config["job"]["steps"] == 6
