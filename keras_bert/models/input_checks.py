@@ -70,7 +70,13 @@ def check_inputs(inputs, config, names=BACKBONE_INPUTS, where="BertBackbone"):
                 f"{where}: `{name}` must have rank 2 (batch_size, length). Received shape {value_shape}"
             )
         dtype = keras.backend.standardize_dtype(value.dtype)
-        if not (dtype.startswith("int") or dtype.startswith("uint") or (name == "padding_mask" and dtype == "bool")):
+        # Traced inputs are cast to the model's int32 Inputs by Keras (and
+        # MirroredStrategy builds the model from a float replica average of the
+        # first batch), so the dtype is checked on concrete values, which a
+        # cast would silently truncate.
+        symbolic = _concrete(value) is None
+        integer = dtype.startswith("int") or dtype.startswith("uint") or (name == "padding_mask" and dtype == "bool")
+        if not symbolic and not integer:
             raise ValueError(f"{where}: `{name}` must be an integer tensor. Received dtype {dtype}")
         if name in BACKBONE_INPUTS:
             if shape is not None and None not in value_shape + shape and value_shape != shape:
