@@ -1,56 +1,340 @@
-"""Loading BERT models from checkpoint folders, whatever their format."""
+"""Loading BERT models from checkpoints, whatever their format.
+
+`BertBackbone.from_pretrained`, `BertPretrainer.from_pretrained` and
+`BertMaskedLM.from_pretrained` all come here. The format is detected from
+what `path` holds:
+
+- a Hugging Face folder: `config.json` + `model.safetensors` (or sharded, or
+  `pytorch_model.bin`);
+- a Google TF1 folder: `bert_config.json` + `bert_model.ckpt.index` (+ data),
+  or a checkpoint prefix such as `folder/model.ckpt-100000`;
+- a `.keras` file saved by keras_bert;
+- `hf://owner/name[@revision]`: a Hugging Face Hub repository, fetched with
+  `huggingface_hub.snapshot_download` (from the local cache when offline).
+
+Every format is read into canonical tensors (see `weight_map`) and loaded all
+or nothing: a missing, unused (other than known heads, buffers and optimizer
+state) or mis-shaped tensor, or a `vocab.txt` of the wrong size, raises a
+ValueError that names it, before any variable is written.
+"""
 
 import os
 
+from keras_bert.converters import tokenizer_files
 from keras_bert.converters.hf_checkpoint import is_hf_checkpoint, read_hf_config, read_hf_weights
-from keras_bert.converters.weight_map import assign_canonical_weights
+from keras_bert.converters.tf1_checkpoint import (
+    canonical_to_tf1_name,
+    read_tf1_config,
+    read_tf1_weights,
+    tf1_checkpoint_prefix,
+)
+from keras_bert.converters.weight_map import assign_canonical_weights, canonical_weights
+
+HUB_SCHEME = "hf://"
 
 # Constructor arguments a caller may change without changing weight shapes.
 _FREE_ARGUMENTS = {"dropout", "dtype", "output_hidden_states", "output_attentions", "name", "trainable"}
 
+# What a hub download fetches: configs, safetensors and the vocabulary
+# (`pytorch_model.bin` only when a repository has no safetensors).
+_HUB_PATTERNS = ["*.json", "*.safetensors", "vocab.txt"]
+_HUB_FALLBACK_PATTERNS = ["*.json", "pytorch_model.bin*", "vocab.txt"]
 
-def _read(path):
-    """(backbone config, canonical tensors, description) of a checkpoint folder."""
+FORMATS = {"hf": "Hugging Face folder", "tf1": "Google TF1 checkpoint", "keras": ".keras file"}
+
+
+def _hub_offline():
+    import huggingface_hub.constants
+
+    flag = os.environ.get("HF_HUB_OFFLINE", "").strip().lower()
+    return flag in ("1", "true", "yes", "on") or bool(huggingface_hub.constants.HF_HUB_OFFLINE)
+
+
+def resolve_hub_path(path, cache_dir=None):
+    """The local snapshot folder of `hf://owner/name[@revision]`, downloading it when online.
+
+    Args:
+        path: str starting with `hf://`.
+        cache_dir: the Hugging Face cache folder (default: huggingface_hub's,
+            `~/.cache/huggingface/hub` or `HF_HUB_CACHE`).
+
+    Returns:
+        The path of the snapshot folder.
+
+    Raises:
+        FileNotFoundError: the repository is not in the cache and cannot be
+            downloaded (offline, `HF_HUB_OFFLINE=1`, no network, or no such
+            repository).
+    """
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        raise ImportError(f"Loading {path} needs huggingface_hub (pip install huggingface_hub).") from None
+    repo_id, _, revision = path[len(HUB_SCHEME) :].partition("@")
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise ValueError(f"A hub name has the form hf://owner/name[@revision]. Received: {path!r}")
+    offline = _hub_offline()
+
+    def download(patterns):
+        return snapshot_download(
+            repo_id,
+            revision=revision or None,
+            cache_dir=cache_dir,
+            local_files_only=offline,
+            allow_patterns=patterns,
+        )
+
+    try:
+        folder = download(_HUB_PATTERNS)
+        if not is_hf_checkpoint(folder) and not offline:
+            folder = download(_HUB_FALLBACK_PATTERNS)
+    except (OSError, ValueError) as error:
+        where = f"the Hugging Face cache {cache_dir or '(default location)'}"
+        why = "downloads are off (HF_HUB_OFFLINE=1)" if offline else "it could not be downloaded"
+        raise FileNotFoundError(
+            f"{path} is not in {where} and {why}: {type(error).__name__}: {error}"
+        ) from None
+    return folder
+
+
+class Checkpoint:
+    """What a checkpoint holds: a backbone config, canonical tensors, and its tokenizer files.
+
+    Made by `read_checkpoint`; builds models with `build` and fills existing
+    ones with `load_into`.
+
+    Attributes:
+        location: the path or hub name as given.
+        path: the local path read.
+        format: "hf", "tf1" or "keras".
+        config: dict of `BertBackbone` constructor arguments.
+        vocabulary_file: path of the checkpoint's `vocab.txt`, or None.
+        do_lower_case: bool, whether its tokenizer lowercases.
+        keras_model: for `.keras` files, the loaded model; else None.
+    """
+
+    def __init__(self, location, path, format, config, tensors=None, names=None, keras_model=None):
+        self.location = location
+        self.path = path
+        self.format = format
+        self.config = config
+        self._tensors = tensors
+        self._names = names or {}
+        self.keras_model = keras_model
+        self.vocabulary_file = tokenizer_files.find_vocabulary(path)
+        hub_name = location[len(HUB_SCHEME) :].partition("@")[0].split("/")[-1] if location != path else None
+        self.do_lower_case = tokenizer_files.read_do_lower_case(path, name=hub_name)
+
+    @property
+    def format_name(self):
+        """The format in words, e.g. "Google TF1 checkpoint"."""
+        if self.location.startswith(HUB_SCHEME):
+            return "Hugging Face Hub checkpoint"
+        return FORMATS[self.format]
+
+    @property
+    def description(self):
+        return f"{self.format_name} {self.location}"
+
+    @property
+    def tensors(self):
+        """Canonical name -> numpy array (computed on first use for `.keras` files)."""
+        if self._tensors is None:
+            self._tensors = canonical_weights(self.keras_model)
+        return self._tensors
+
+    def describe(self, canonical_name):
+        """How the checkpoint itself names a canonical tensor (for messages)."""
+        if self.format != "tf1":
+            return canonical_name
+        if canonical_name in self._names:
+            shape = tuple(self.tensors[canonical_name].shape)
+            # Messages give canonical (out, in) shapes; say how TF1 stores it.
+            stored = shape[::-1] if self._names[canonical_name].endswith("/kernel") else shape
+            return f"{self._names[canonical_name]} (stored shape {stored})"
+        return canonical_to_tf1_name(canonical_name)
+
+    @property
+    def heads(self):
+        """The pretraining heads the checkpoint holds: a subset of {"masked_lm", "next_sentence"}."""
+        if self.keras_model is not None:
+            return {
+                head
+                for head, attribute in (("masked_lm", "masked_lm_head"), ("next_sentence", "next_sentence_head"))
+                if getattr(self.keras_model, attribute, None) is not None
+            }
+        heads = set()
+        if "cls.predictions.transform.dense.weight" in self.tensors:
+            heads.add("masked_lm")
+        if "cls.seq_relationship.weight" in self.tensors:
+            heads.add("next_sentence")
+        return heads
+
+    def check_vocabulary(self):
+        """Raises ValueError when `vocab.txt` and the token embedding disagree in size."""
+        if self.vocabulary_file is None:
+            return
+        if self.format == "keras":
+            rows, name = self.config["vocabulary_size"], "token_embedding"
+        else:
+            table = self.tensors.get("embeddings.word_embeddings.weight")
+            if table is None:
+                return  # reported as a missing tensor when loading
+            rows, name = table.shape[0], self.describe("embeddings.word_embeddings.weight").split(" (")[0]
+        tokenizer_files.check_vocabulary_size(self.vocabulary_file, rows, name)
+
+    def load_into(self, model):
+        """Loads the checkpoint's weights into `model`, all or nothing.
+
+        Args:
+            model: a `BertBackbone`, `BertPretrainer` or `BertMaskedLM` of a
+                matching architecture.
+
+        Returns:
+            `model`.
+        """
+        self.check_vocabulary()
+        assign_canonical_weights(model, self.tensors, self.description, strict=True, describe=self.describe)
+        return model
+
+    def build(self, cls=None, **kwargs):
+        """A new model of class `cls` with the checkpoint's weights.
+
+        Args:
+            cls: `BertBackbone` (default), `BertPretrainer`, `BertMaskedLM`
+                or another task class built as `cls(backbone)`.
+            **kwargs: backbone constructor arguments that keep the weights'
+                shapes (`dropout`, `dtype`, `output_attentions`, ...).
+        """
+        from keras_bert.models.bert_backbone import BertBackbone
+
+        cls = cls or BertBackbone
+        unknown = set(kwargs) - _FREE_ARGUMENTS
+        if unknown:
+            raise ValueError(
+                "from_pretrained takes only arguments that keep the weights' shapes "
+                f"({sorted(_FREE_ARGUMENTS)}). Received: {sorted(unknown)}"
+            )
+        if self.keras_model is not None:
+            reused = self._reuse_keras_model(cls, kwargs)
+            if reused is not None:
+                return reused
+        self.check_vocabulary()
+        backbone = BertBackbone.from_config({**self.config, **kwargs})
+        model = backbone if cls is BertBackbone else cls(backbone)
+        return self.load_into(model)
+
+    def _reuse_keras_model(self, cls, kwargs):
+        """The loaded `.keras` model (or its backbone) when it already is what was asked for."""
+        from keras_bert.models.bert_backbone import BertBackbone
+
+        model = self.keras_model
+        if kwargs:
+            return None
+        if isinstance(model, cls):
+            return model
+        if cls is BertBackbone and isinstance(getattr(model, "backbone", None), BertBackbone):
+            return model.backbone
+        return None
+
+
+def detect_format(path):
+    """"hf", "tf1" or "keras" for a local path; None when it is none of them."""
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"No checkpoint at {path}")
+    if path.endswith(".keras") and os.path.isfile(path):
+        return "keras"
     if is_hf_checkpoint(path):
-        return read_hf_config(path), read_hf_weights(path), f"Hugging Face checkpoint {path}"
-    raise ValueError(
-        f"{path} is not a checkpoint keras_bert can read: expected a Hugging Face folder with config.json "
-        "and model.safetensors or pytorch_model.bin."
+        return "hf"
+    if tf1_checkpoint_prefix(path) is not None:
+        return "tf1"
+    return None
+
+
+def _not_a_checkpoint(path):
+    if not os.path.exists(path) and not os.path.exists(path + ".index"):
+        return FileNotFoundError(f"No checkpoint at {path}")
+    hint = ""
+    if os.path.isdir(path):
+        present = sorted(os.listdir(path))[:12]
+        hint = f" It holds: {present}."
+        if "bert_config.json" in present:
+            hint += " (A TF1 folder needs bert_model.ckpt.index and its data file, or a `checkpoint` file.)"
+        elif "config.json" in present:
+            hint += " (A Hugging Face folder needs model.safetensors or pytorch_model.bin.)"
+    return ValueError(
+        f"{path} is not a checkpoint keras_bert can read: expected a Hugging Face folder (config.json + "
+        "model.safetensors or pytorch_model.bin), a Google TF1 folder (bert_config.json + bert_model.ckpt.index), "
+        f"a TF1 checkpoint prefix, a .keras file, or hf://owner/name.{hint}"
     )
 
 
-def _config(config, kwargs):
-    unknown = set(kwargs) - _FREE_ARGUMENTS
-    if unknown:
-        raise ValueError(
-            f"from_pretrained takes only arguments that keep the weights' shapes ({sorted(_FREE_ARGUMENTS)}). "
-            f"Received: {sorted(unknown)}"
-        )
-    return {**config, **kwargs}
+def read_checkpoint(path, cache_dir=None):
+    """Reads a checkpoint of any supported format.
+
+    Args:
+        path: a Hugging Face folder, a Google TF1 folder or checkpoint prefix,
+            a `.keras` file, or `hf://owner/name[@revision]`.
+        cache_dir: Hugging Face cache folder for `hf://` names.
+
+    Returns:
+        A `Checkpoint`.
+    """
+    location = os.fspath(path)
+    local = resolve_hub_path(location, cache_dir) if location.startswith(HUB_SCHEME) else location
+    kind = detect_format(local)
+    if kind is None:
+        raise _not_a_checkpoint(local)
+    if kind == "hf":
+        return Checkpoint(location, local, "hf", read_hf_config(local), read_hf_weights(local))
+    if kind == "tf1":
+        tensors, names = read_tf1_weights(local)
+        return Checkpoint(location, local, "tf1", read_tf1_config(local), tensors, names)
+    return _read_keras(location, local)
 
 
-def load_backbone(path, **kwargs):
-    """A `BertBackbone` with the weights of the checkpoint at `path`."""
+def _read_keras(location, path):
+    import keras
+
+    import keras_bert.models  # noqa: F401  (registers our classes for deserialisation)
     from keras_bert.models.bert_backbone import BertBackbone
 
-    config, tensors, source = _read(path)
-    backbone = BertBackbone(**_config(config, kwargs))
-    assign_canonical_weights(backbone, tensors, source)
-    return backbone
+    try:
+        model = keras.saving.load_model(path)
+    except Exception as error:  # keras raises many types for a broken or foreign file
+        raise ValueError(f"Cannot load the .keras file {path}: {type(error).__name__}: {error}") from None
+    backbone = model if isinstance(model, BertBackbone) else getattr(model, "backbone", None)
+    if not isinstance(backbone, BertBackbone):
+        raise ValueError(
+            f"{path} holds a {type(model).__name__}, which is neither a keras_bert BertBackbone nor a model with one."
+        )
+    config = {k: v for k, v in backbone.get_config().items() if k not in ("name", "trainable")}
+    return Checkpoint(location, path, "keras", config, keras_model=model)
 
 
-def load_task(cls, path, **kwargs):
+def load_backbone(path, cache_dir=None, **kwargs):
+    """A `BertBackbone` with the weights of the checkpoint at `path` (any supported format)."""
+    return read_checkpoint(path, cache_dir).build(None, **kwargs)
+
+
+def load_task(cls, path, cache_dir=None, **kwargs):
     """A `BertPretrainer` or `BertMaskedLM` (`cls`) with backbone and head weights from `path`.
 
     Raises ValueError, naming the missing tensors, when the checkpoint lacks
     a head the model has (e.g. a `BertModel` checkpoint has no MLM head).
     """
-    from keras_bert.models.bert_backbone import BertBackbone
+    return read_checkpoint(path, cache_dir).build(cls, **kwargs)
 
-    config, tensors, source = _read(path)
-    model = cls(BertBackbone(**_config(config, kwargs)))
-    assign_canonical_weights(model, tensors, source)
-    return model
+
+def load_weights(model, path, cache_dir=None):
+    """Loads a checkpoint's weights into an existing model, all or nothing.
+
+    Args:
+        model: a `BertBackbone`, `BertPretrainer` or `BertMaskedLM` whose
+            architecture matches the checkpoint.
+        path: any checkpoint `read_checkpoint` reads.
+        cache_dir: Hugging Face cache folder for `hf://` names.
+
+    Returns:
+        `model`, its weights replaced; on any error it is left untouched.
+    """
+    return read_checkpoint(path, cache_dir).load_into(model)

@@ -22,12 +22,28 @@ def is_hf_checkpoint(path):
 
 def read_hf_config(path):
     """BertBackbone constructor arguments from a Hugging Face `config.json`."""
-    config_path = os.path.join(path, "config.json")
+    return read_bert_json(os.path.join(path, "config.json"))
+
+
+def read_bert_json(config_path):
+    """BertBackbone constructor arguments from a BERT config file.
+
+    Hugging Face's `config.json` and Google's `bert_config.json` share the
+    keys that matter (`vocab_size`, `hidden_size`, ...).
+
+    Args:
+        config_path: path of the JSON file.
+
+    Returns:
+        A dict of `BertBackbone` constructor arguments.
+    """
     try:
         with open(config_path, encoding="utf-8") as f:
             hf = json.load(f)
     except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"Cannot read the Hugging Face config {config_path}: {error}") from None
+        raise ValueError(f"Cannot read the BERT config {config_path}: {error}") from None
+    if not isinstance(hf, dict):
+        raise ValueError(f"{config_path} must hold a JSON object. Received: {type(hf).__name__}")
     model_type = hf.get("model_type", "bert")
     if model_type != "bert":
         raise ValueError(f"{config_path}: model_type is {model_type!r}; only 'bert' checkpoints are supported.")

@@ -31,7 +31,7 @@ class WeightEntry:
         self.to_canonical = to_canonical or (lambda array: [array])
 
 
-def _dense(layer, prefix):
+def dense_entries(layer, prefix):
     """A Dense layer against `prefix.weight` (out, in) and `prefix.bias`."""
     return [
         WeightEntry(layer.kernel, [f"{prefix}.weight"], lambda a: a[0].T, lambda k: [k.T]),
@@ -39,7 +39,7 @@ def _dense(layer, prefix):
     ]
 
 
-def _layer_norm(layer, prefix):
+def layer_norm_entries(layer, prefix):
     return [WeightEntry(layer.gamma, [f"{prefix}.weight"]), WeightEntry(layer.beta, [f"{prefix}.bias"])]
 
 
@@ -86,29 +86,29 @@ def backbone_entries(backbone):
         WeightEntry(embeddings.token_embedding.embeddings, ["embeddings.word_embeddings.weight"]),
         WeightEntry(embeddings.position_embeddings, ["embeddings.position_embeddings.weight"]),
         WeightEntry(embeddings.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"]),
-        *_layer_norm(embeddings.layer_norm, "embeddings.LayerNorm"),
+        *layer_norm_entries(embeddings.layer_norm, "embeddings.LayerNorm"),
     ]
     for i, block in enumerate(backbone.transformer_layers):
         prefix = f"encoder.layer.{i}"
         entries += _attention(block.attention, f"{prefix}.attention")
-        entries += _layer_norm(block.attention_layer_norm, f"{prefix}.attention.output.LayerNorm")
-        entries += _dense(block.intermediate_dense, f"{prefix}.intermediate.dense")
-        entries += _dense(block.output_dense, f"{prefix}.output.dense")
-        entries += _layer_norm(block.output_layer_norm, f"{prefix}.output.LayerNorm")
-    entries += _dense(backbone.pooler.dense, "pooler.dense")
+        entries += layer_norm_entries(block.attention_layer_norm, f"{prefix}.attention.output.LayerNorm")
+        entries += dense_entries(block.intermediate_dense, f"{prefix}.intermediate.dense")
+        entries += dense_entries(block.output_dense, f"{prefix}.output.dense")
+        entries += layer_norm_entries(block.output_layer_norm, f"{prefix}.output.LayerNorm")
+    entries += dense_entries(backbone.pooler.dense, "pooler.dense")
     return entries
 
 
 def masked_lm_head_entries(head):
     """WeightEntries of a `MaskedLMHead` (its decoder is tied to the token embedding)."""
-    entries = _dense(head.transform_dense, "cls.predictions.transform.dense")
-    entries += _layer_norm(head.transform_layer_norm, "cls.predictions.transform.LayerNorm")
+    entries = dense_entries(head.transform_dense, "cls.predictions.transform.dense")
+    entries += layer_norm_entries(head.transform_layer_norm, "cls.predictions.transform.LayerNorm")
     entries.append(WeightEntry(head.output_bias, ["cls.predictions.bias"]))
     return entries
 
 
 def next_sentence_head_entries(head):
-    return _dense(head.dense, "cls.seq_relationship")
+    return dense_entries(head.dense, "cls.seq_relationship")
 
 
 def model_entries(model):
@@ -130,8 +130,118 @@ def model_entries(model):
 # the model's outputs depend on it.
 OPTIONAL_NAMES = ("pooler.dense.weight", "pooler.dense.bias")
 
+# Parts of BERT checkpoints that a model may legitimately not use: the
+# pretraining heads (a backbone loaded from `BertForPreTraining`), the heads
+# of Hugging Face's fine-tuned task models, and buffers that are not weights.
+# Any other unused tensor means the checkpoint does not match its config.
+HEAD_NAMES = (
+    "cls.predictions.transform.dense.weight",
+    "cls.predictions.transform.dense.bias",
+    "cls.predictions.transform.LayerNorm.weight",
+    "cls.predictions.transform.LayerNorm.bias",
+    "cls.predictions.bias",
+    "cls.predictions.decoder.weight",
+    "cls.predictions.decoder.bias",
+    "cls.seq_relationship.weight",
+    "cls.seq_relationship.bias",
+    "classifier.weight",
+    "classifier.bias",
+    "qa_outputs.weight",
+    "qa_outputs.bias",
+)
+BUFFER_NAMES = ("embeddings.position_ids", "embeddings.token_type_ids")
 
-def assign_canonical_weights(model, tensors, source="checkpoint"):
+# The MLM decoder is tied: checkpoints that store it must hold a copy of
+# the tensor it is tied to, or our tied head cannot represent them.
+TIED_NAMES = {
+    "cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
+    "cls.predictions.decoder.bias": "cls.predictions.bias",
+}
+
+
+def _shown(names, limit=8):
+    return ", ".join(names[:limit]) + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def assign_entries(entries, tensors, source="checkpoint", describe=None):
+    """Loads canonical-named arrays into the variables of `entries`, all or nothing.
+
+    Every needed tensor is looked up, converted and shape-checked before any
+    variable is written.
+
+    Args:
+        entries: list of `WeightEntry`.
+        tensors: dict of canonical name -> numpy array.
+        source: what the tensors came from, for messages.
+        describe: optional function(canonical name) -> how the source names
+            that tensor (e.g. its TF1 variable name), for messages.
+
+    Returns:
+        The list of canonical names that were used.
+    """
+    describe = describe or (lambda name: name)
+    missing = [name for entry in entries for name in entry.names if name not in tensors]
+    if missing:
+        raise ValueError(
+            f"{source} lacks tensors the model needs: {_shown([describe(n) for n in missing])}. Nothing was loaded."
+        )
+    values = []
+    for entry in entries:
+        arrays = [np.asarray(tensors[name]) for name in entry.names]
+        described = [describe(name) for name in entry.names]
+        problem = f"tensor(s) {described} with shapes {[a.shape for a in arrays]} (in Hugging Face layout)"
+        try:
+            value = entry.to_keras(arrays)
+        except ValueError as error:
+            raise ValueError(
+                f"{source}: {problem} do not fit `{entry.variable.path}` of shape "
+                f"{tuple(entry.variable.shape)}: {error}. Nothing was loaded."
+            ) from None
+        if tuple(value.shape) != tuple(entry.variable.shape):
+            raise ValueError(
+                f"{source}: {problem} do not fit `{entry.variable.path}` of shape "
+                f"{tuple(entry.variable.shape)}. Nothing was loaded."
+            )
+        values.append(value)
+    for entry, value in zip(entries, values):
+        entry.variable.assign(value.astype(entry.variable.dtype))
+    return [name for entry in entries for name in entry.names]
+
+
+def check_unused(tensors, used, source="checkpoint", describe=None):
+    """Raises ValueError for tensors that are neither used nor a known optional part.
+
+    A tensor the model does not use is fine when it is a pretraining or task
+    head, a buffer, or the pooler of a model that has none; anything else
+    (e.g. `encoder.layer.12.*` under a 12-layer config) means the weights do
+    not match the config. Where the model has an MLM head, a stored decoder
+    (`cls.predictions.decoder.*`) must equal the tensor it is tied to.
+
+    Args:
+        tensors: dict of canonical name -> numpy array.
+        used: canonical names the model used.
+        source: what the tensors came from, for messages.
+        describe: optional function(canonical name) -> the source's own name.
+    """
+    describe = describe or (lambda name: name)
+    known = set(used) | set(HEAD_NAMES) | set(BUFFER_NAMES) | set(OPTIONAL_NAMES)
+    extra = sorted(name for name in tensors if name not in known)
+    if extra:
+        raise ValueError(
+            f"{source} has tensors the model does not use: {_shown([describe(n) for n in extra])}. "
+            "The weights do not match the config (or are not BERT's). Nothing was loaded."
+        )
+    if "cls.predictions.bias" not in used:
+        return  # no MLM head: a stored decoder is just unused
+    for name, tied_to in TIED_NAMES.items():
+        if name in tensors and tied_to in tensors and not np.array_equal(tensors[name], tensors[tied_to]):
+            raise ValueError(
+                f"{source}: `{describe(name)}` differs from `{describe(tied_to)}`; keras_bert's MLM decoder is "
+                "tied to the token embedding and cannot hold an untied decoder. Nothing was loaded."
+            )
+
+
+def assign_canonical_weights(model, tensors, source="checkpoint", strict=False, describe=None):
     """Loads canonical-named arrays into `model`, all or nothing.
 
     Every needed tensor is looked up and shape-checked before any variable
@@ -144,6 +254,11 @@ def assign_canonical_weights(model, tensors, source="checkpoint"):
         model: a backbone, `BertPretrainer` or `BertMaskedLM`.
         tensors: dict of canonical name -> numpy array.
         source: what the tensors came from, for messages.
+        strict: bool. Also refuse tensors that the model does not use and
+            that are no known optional part of a BERT checkpoint (see
+            `check_unused`), and stored MLM decoders that are not tied.
+        describe: optional function(canonical name) -> how the source names
+            that tensor, for messages.
 
     Returns:
         The list of canonical names that were used.
@@ -155,37 +270,22 @@ def assign_canonical_weights(model, tensors, source="checkpoint"):
 
         if not isinstance(model, BertMaskedLM):
             warnings.warn(f"{source} has no pooler weights: `pooled_output` comes from a randomly initialised pooler.")
-    missing = [name for entry in entries for name in entry.names if name not in tensors]
-    if missing:
-        shown = ", ".join(missing[:8]) + (f", ... ({len(missing)} in all)" if len(missing) > 8 else "")
-        raise ValueError(f"{source} lacks tensors the model needs: {shown}. Nothing was loaded.")
-    values = []
+    if strict:
+        check_unused(tensors, [name for entry in entries for name in entry.names], source, describe)
+    return assign_entries(entries, tensors, source, describe)
+
+
+def entries_to_canonical(entries):
+    """Canonical name -> numpy array for the variables of `entries`."""
+    import keras
+
+    tensors = {}
     for entry in entries:
-        arrays = [np.asarray(tensors[name]) for name in entry.names]
-        try:
-            value = entry.to_keras(arrays)
-        except ValueError as error:
-            raise ValueError(
-                f"{source}: tensor(s) {entry.names} with shapes {[a.shape for a in arrays]} do not fit "
-                f"`{entry.variable.path}` of shape {tuple(entry.variable.shape)}: {error}. Nothing was loaded."
-            ) from None
-        if tuple(value.shape) != tuple(entry.variable.shape):
-            raise ValueError(
-                f"{source}: tensor(s) {entry.names} with shapes {[a.shape for a in arrays]} do not fit "
-                f"`{entry.variable.path}` of shape {tuple(entry.variable.shape)}. Nothing was loaded."
-            )
-        values.append(value)
-    for entry, value in zip(entries, values):
-        entry.variable.assign(value.astype(entry.variable.dtype))
-    return [name for entry in entries for name in entry.names]
+        for name, array in zip(entry.names, entry.to_canonical(keras.ops.convert_to_numpy(entry.variable))):
+            tensors[name] = np.ascontiguousarray(array)
+    return tensors
 
 
 def canonical_weights(model):
     """The inverse: canonical name -> numpy array for every weight of `model`."""
-    import keras
-
-    tensors = {}
-    for entry in model_entries(model):
-        for name, array in zip(entry.names, entry.to_canonical(keras.ops.convert_to_numpy(entry.variable))):
-            tensors[name] = np.ascontiguousarray(array)
-    return tensors
+    return entries_to_canonical(model_entries(model))

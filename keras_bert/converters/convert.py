@@ -1,0 +1,215 @@
+"""`keras-bert convert`: between Google TF1 checkpoints, Hugging Face folders and `.keras` files.
+
+    keras-bert convert uncased_L-12_H-768_A-12/ bert.keras       # TF1 -> .keras
+    keras-bert convert hf_bert/ bert.keras                       # HF folder -> .keras
+    keras-bert convert hf://owner/name bert.keras                # hub (or its cache) -> .keras
+    keras-bert convert bert.keras bert_hf/ --to hf               # .keras -> HF folder
+
+The model class follows what the source holds: MLM and NSP heads give a
+`BertPretrainer`, an MLM head alone a `BertMaskedLM`, no heads a
+`BertBackbone` (or pass `model=`). A `.keras` destination gets the source's
+vocabulary and lowercasing choice in sidecar files (`bert.vocab.txt`,
+`bert.tokenizer_config.json`), which a later `--to hf` conversion picks up.
+Every destination is written under a temporary name beside it and renamed
+into place, so a failed conversion leaves nothing behind.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+
+from keras_bert.converters import tokenizer_files
+from keras_bert.converters.checkpoint import read_checkpoint
+from keras_bert.converters.hf_writer import atomic_destination, save_hf_checkpoint
+
+MODEL_CHOICES = ("auto", "backbone", "pretrainer", "masked_lm")
+TARGETS = ("hf", "keras")
+
+
+class ConversionResult:
+    """What `convert` did.
+
+    Attributes:
+        source_format: "hf", "tf1" or "keras".
+        source_name: the source's format in words (e.g. "Google TF1 checkpoint").
+        model_class: name of the keras_bert class converted.
+        num_params: int, the model's parameter count.
+        destination: absolute path written.
+        target: "hf" or "keras".
+        vocabulary: path of the vocabulary written, or None.
+    """
+
+    def __init__(self, source_format, source_name, model_class, num_params, destination, target, vocabulary):
+        self.source_format = source_format
+        self.source_name = source_name
+        self.model_class = model_class
+        self.num_params = num_params
+        self.destination = destination
+        self.target = target
+        self.vocabulary = vocabulary
+
+    def summary(self):
+        """One line for the command line."""
+        target = "Hugging Face folder" if self.target == "hf" else ".keras file"
+        vocabulary = "with vocab.txt" if self.vocabulary else "no vocabulary"
+        return (
+            f"Converted {self.source_name} -> {target}: {self.model_class}, "
+            f"{self.num_params:,} parameters, {vocabulary} -> {self.destination}"
+        )
+
+    def __repr__(self):
+        return f"ConversionResult({self.summary()!r})"
+
+
+def _model_class(checkpoint, model):
+    from keras_bert.models import BertBackbone, BertMaskedLM, BertPretrainer
+
+    if model not in MODEL_CHOICES:
+        raise ValueError(f"`model` must be one of {MODEL_CHOICES}. Received: model={model!r}")
+    if model == "auto":
+        heads = checkpoint.heads
+        if heads >= {"masked_lm", "next_sentence"}:
+            return BertPretrainer
+        if "masked_lm" in heads:
+            return BertMaskedLM
+        return BertBackbone
+    return {"backbone": BertBackbone, "pretrainer": BertPretrainer, "masked_lm": BertMaskedLM}[model]
+
+
+def _target(destination, to):
+    if to is None:
+        return "keras" if os.fspath(destination).endswith(".keras") else "hf"
+    if to not in TARGETS:
+        raise ValueError(f"`to` must be one of {TARGETS} or None. Received: to={to!r}")
+    if (to == "keras") != os.fspath(destination).endswith(".keras"):
+        raise ValueError(
+            f"A .keras destination (to='keras') must end in '.keras', a Hugging Face folder (to='hf') must not. "
+            f"Received: to={to!r}, destination={os.fspath(destination)!r}"
+        )
+    return to
+
+
+def _write_keras(model, destination, vocabulary_file, do_lower_case, overwrite):
+    destination = atomic_destination(destination, overwrite, model.save)
+    vocabulary_path, config_path = tokenizer_files.keras_sidecar_files(destination)
+    if vocabulary_file is None:
+        # Without a vocabulary there is no tokenizer to describe; sidecars
+        # left by an earlier conversion to this name would mislead.
+        for stale in (vocabulary_path, config_path):
+            if os.path.exists(stale):
+                os.remove(stale)
+        return destination, None
+
+    def copy_vocabulary(temporary):
+        shutil.copyfile(vocabulary_file, temporary)
+
+    def write_config(temporary):
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump({"do_lower_case": bool(do_lower_case)}, f)
+            f.write("\n")
+
+    atomic_destination(vocabulary_path, True, copy_vocabulary)
+    atomic_destination(config_path, True, write_config)
+    return destination, vocabulary_path
+
+
+def convert(
+    source,
+    destination,
+    to=None,
+    model="auto",
+    vocabulary=None,
+    do_lower_case=None,
+    overwrite=False,
+    cache_dir=None,
+):
+    """Converts a BERT checkpoint to a `.keras` file or a Hugging Face folder.
+
+    Args:
+        source: a Google TF1 folder or checkpoint prefix, a Hugging Face
+            folder, `hf://owner/name[@revision]`, or a `.keras` file.
+        destination: a `.keras` path, or a folder for Hugging Face output.
+        to: "keras", "hf", or None to decide by `destination` (".keras" or not).
+        model: "auto" (by the heads the source holds), "backbone",
+            "pretrainer" or "masked_lm".
+        vocabulary: optional `vocab.txt` to use instead of the source's.
+        do_lower_case: optional bool overriding the source's lowercasing choice.
+        overwrite: bool, whether an existing destination may be replaced.
+        cache_dir: Hugging Face cache folder for `hf://` sources.
+
+    Returns:
+        A `ConversionResult`.
+    """
+    target = _target(destination, to)
+    checkpoint = read_checkpoint(source, cache_dir)
+    cls = _model_class(checkpoint, model)
+    if vocabulary is not None:
+        checkpoint.vocabulary_file = os.fspath(vocabulary)
+    if do_lower_case is not None:
+        checkpoint.do_lower_case = bool(do_lower_case)
+    converted = checkpoint.build(cls)
+    if target == "keras":
+        destination, written = _write_keras(
+            converted, destination, checkpoint.vocabulary_file, checkpoint.do_lower_case, overwrite
+        )
+    else:
+        destination = save_hf_checkpoint(
+            converted,
+            destination,
+            vocabulary=checkpoint.vocabulary_file,
+            do_lower_case=checkpoint.do_lower_case,
+            overwrite=overwrite,
+        )
+        written = checkpoint.vocabulary_file and os.path.join(destination, tokenizer_files.VOCABULARY_FILE)
+    return ConversionResult(
+        checkpoint.format, checkpoint.format_name, cls.__name__, converted.count_params(), destination, target, written
+    )
+
+
+def add_convert_arguments(parser):
+    """Adds `convert`'s arguments to an argparse (sub)parser."""
+    parser.add_argument(
+        "source", help="TF1 folder or checkpoint prefix, Hugging Face folder, hf://owner/name, or .keras file"
+    )
+    parser.add_argument("destination", help="a .keras path, or a folder for --to hf")
+    parser.add_argument("--to", choices=TARGETS, default=None, help="output format (default: by destination name)")
+    parser.add_argument(
+        "--model", choices=MODEL_CHOICES, default="auto", help="model class (default: by the heads the source holds)"
+    )
+    parser.add_argument("--vocabulary", default=None, help="vocab.txt to use instead of the source's")
+    parser.add_argument(
+        "--lowercase",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether the tokenizer lowercases (default: from the source)",
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing destination")
+    parser.add_argument("--cache-dir", default=None, help="Hugging Face cache folder for hf:// sources")
+    return parser
+
+
+def run_convert(args):
+    """Runs `keras-bert convert` with parsed `args`; prints a one-line summary.
+
+    Returns:
+        The exit status: 0 on success, 1 when the conversion was refused
+        (the reason is printed to stderr).
+    """
+    try:
+        result = convert(
+            args.source,
+            args.destination,
+            to=args.to,
+            model=args.model,
+            vocabulary=args.vocabulary,
+            do_lower_case=args.lowercase,
+            overwrite=args.overwrite,
+            cache_dir=args.cache_dir,
+        )
+    except (ValueError, OSError) as error:
+        print(f"keras-bert convert: error: {error}", file=sys.stderr)
+        return 1
+    print(result.summary())
+    return 0

@@ -1,0 +1,225 @@
+"""Writing keras_bert models as Hugging Face BERT checkpoints.
+
+`save_hf_checkpoint` writes `config.json`, `model.safetensors`,
+`tokenizer_config.json` and (when a vocabulary is known) `vocab.txt`, which
+transformers' `BertModel`, `BertForPreTraining` or `BertForMaskedLM`
+`from_pretrained` loads without missing or unexpected keys:
+
+| keras_bert      | architecture       | tensor names                         |
+|-----------------|--------------------|--------------------------------------|
+| BertBackbone    | BertModel          | `embeddings.*`, `encoder.*`, `pooler.*` |
+| BertPretrainer  | BertForPreTraining | `bert.*` + `cls.predictions.*` + `cls.seq_relationship.*` |
+| BertMaskedLM    | BertForMaskedLM    | `bert.*` (no pooler) + `cls.predictions.*` |
+
+The MLM decoder is tied to the word embeddings (`tie_word_embeddings`), so,
+as transformers itself saves it, `cls.predictions.decoder.weight/bias` are
+not stored. Numpy and safetensors only: transformers is not needed to write.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from keras_bert.converters import tokenizer_files
+from keras_bert.converters.weight_map import OPTIONAL_NAMES, canonical_weights
+
+SPECIAL_TOKENS = {
+    "unk_token": "[UNK]",
+    "sep_token": "[SEP]",
+    "pad_token": "[PAD]",
+    "cls_token": "[CLS]",
+    "mask_token": "[MASK]",
+}
+
+
+def hf_architecture(model):
+    """(architecture name, tensor-name prefix) of the transformers class that matches `model`."""
+    from keras_bert.models.bert_backbone import BertBackbone
+    from keras_bert.models.bert_masked_lm import BertMaskedLM
+    from keras_bert.models.bert_pretrainer import BertPretrainer
+
+    if isinstance(model, BertBackbone):
+        return "BertModel", ""
+    # Exact types: a subclass may add heads that the architecture lacks.
+    if type(model) is BertPretrainer:
+        return "BertForPreTraining", "bert."
+    if type(model) is BertMaskedLM:
+        return "BertForMaskedLM", "bert."
+    raise ValueError(
+        f"Hugging Face export supports BertBackbone, BertPretrainer and BertMaskedLM. Received a "
+        f"{type(model).__name__}; export its `.backbone` to get a BertModel checkpoint."
+    )
+
+
+def hf_config(backbone, architecture="BertModel"):
+    """The Hugging Face `config.json` dict of a `BertBackbone` (inverse of `read_hf_config`).
+
+    Args:
+        backbone: a `BertBackbone`.
+        architecture: the transformers class name to record.
+    """
+    if backbone.normalize_first:
+        raise ValueError("Pre-LN backbones (normalize_first=True) have no Hugging Face BERT counterpart.")
+    return {
+        "architectures": [architecture],
+        "model_type": "bert",
+        "vocab_size": backbone.vocabulary_size,
+        "hidden_size": backbone.hidden_dim,
+        "num_hidden_layers": backbone.num_layers,
+        "num_attention_heads": backbone.num_heads,
+        "intermediate_size": backbone.intermediate_dim,
+        "hidden_act": "gelu",
+        # keras_bert has one dropout rate for both places.
+        "hidden_dropout_prob": backbone.dropout,
+        "attention_probs_dropout_prob": backbone.dropout,
+        "max_position_embeddings": backbone.max_sequence_length,
+        "type_vocab_size": backbone.num_segments,
+        "initializer_range": 0.02,
+        "layer_norm_eps": backbone.layer_norm_epsilon,
+        "pad_token_id": 0,
+        "position_embedding_type": "absolute",
+        "tie_word_embeddings": True,
+        "dtype": "float32",
+    }
+
+
+def hf_tensors(model):
+    """Hugging Face tensor name -> numpy array, as `save_hf_checkpoint` stores them."""
+    architecture, prefix = hf_architecture(model)
+    tensors = {}
+    for name, array in canonical_weights(model).items():
+        if architecture == "BertForMaskedLM" and name in OPTIONAL_NAMES:
+            continue  # BertForMaskedLM has no pooler
+        if array.dtype not in (np.float32, np.float16):
+            array = array.astype(np.float32)  # e.g. bfloat16 variables
+        tensors[name if name.startswith("cls.") else prefix + name] = np.ascontiguousarray(array)
+    return tensors
+
+
+def _vocabulary_lines(vocabulary):
+    if isinstance(vocabulary, (str, os.PathLike)):
+        with open(vocabulary, encoding="utf-8") as f:
+            return [line.rstrip("\n") for line in f.readlines()]
+    if hasattr(vocabulary, "get_vocabulary"):
+        vocabulary = vocabulary.get_vocabulary()
+    elif hasattr(vocabulary, "vocabulary") and not isinstance(vocabulary, (list, tuple)):
+        vocabulary = vocabulary.vocabulary
+    return [str(token) for token in vocabulary]
+
+
+def _tokenizer_config(do_lower_case, max_length, tokenizer=None):
+    return {
+        "tokenizer_class": "BertTokenizer",
+        "do_lower_case": bool(do_lower_case),
+        # A keras_bert tokenizer's own options, else BERT's defaults.
+        "tokenize_chinese_chars": getattr(tokenizer, "tokenize_chinese_chars", True),
+        "strip_accents": getattr(tokenizer, "strip_accents", None),
+        "model_max_length": max_length,
+        **SPECIAL_TOKENS,
+    }
+
+
+def atomic_destination(destination, overwrite, write):
+    """Runs `write(temporary_path)`, then moves the result to `destination` in one rename.
+
+    The temporary path lies beside `destination` (same file system), so the
+    rename is atomic; on any error it is removed and `destination` is as
+    before. An existing destination is replaced only when `overwrite`.
+
+    Args:
+        destination: final path of a file or folder.
+        overwrite: bool, whether an existing destination may be replaced.
+        write: function(temporary path) that creates the file or folder there.
+    """
+    destination = os.path.abspath(os.fspath(destination))
+    exists = os.path.exists(destination)
+    if exists and os.path.isdir(destination) and not os.listdir(destination):
+        exists = False  # an empty folder is as good as none
+    if exists and not overwrite:
+        raise FileExistsError(f"{destination} exists; pass overwrite=True (--overwrite) to replace it.")
+    parent, base = os.path.split(destination)
+    os.makedirs(parent, exist_ok=True)
+    suffix = ".keras" if base.endswith(".keras") else ""  # keras insists on the extension
+    fd, temporary = tempfile.mkstemp(prefix=f".{base}.tmp-", suffix=suffix, dir=parent)
+    os.close(fd)
+    os.remove(temporary)
+    try:
+        write(temporary)
+        if os.path.isdir(destination) and os.path.isdir(temporary):
+            # A folder cannot replace a non-empty folder in one rename: swap via a second name.
+            old = tempfile.mkdtemp(prefix=f".{base}.old-", dir=parent)
+            os.rename(destination, os.path.join(old, base))
+            os.rename(temporary, destination)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(temporary, destination)
+    except BaseException:
+        if os.path.isdir(temporary):
+            shutil.rmtree(temporary, ignore_errors=True)
+        elif os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+    return destination
+
+
+def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, overwrite=False):
+    """Writes `model` as a Hugging Face BERT checkpoint folder, atomically.
+
+    Args:
+        model: a `BertBackbone` (-> `BertModel`), `BertPretrainer`
+            (-> `BertForPreTraining`) or `BertMaskedLM` (-> `BertForMaskedLM`).
+        destination: the folder to create.
+        vocabulary: optional vocabulary for `vocab.txt`: a path to a
+            `vocab.txt`, a list of tokens, or a tokenizer with
+            `get_vocabulary()` or a `vocabulary` attribute. Its size must
+            equal the model's `vocabulary_size`.
+        do_lower_case: bool for `tokenizer_config.json`; None means the
+            tokenizer's `lowercase` when `vocabulary` is a tokenizer, else True.
+        overwrite: bool, whether to replace an existing non-empty folder.
+
+    Returns:
+        The absolute path of the folder written.
+
+    Examples:
+    ```python
+    backbone = keras_bert.BertBackbone.from_pretrained("uncased_L-12_H-768_A-12/")
+    save_hf_checkpoint(backbone, "bert_hf/", vocabulary="uncased_L-12_H-768_A-12/vocab.txt")
+    transformers.BertModel.from_pretrained("bert_hf/")
+    ```
+    """
+    from safetensors.numpy import save_file
+
+    architecture, _ = hf_architecture(model)
+    backbone = getattr(model, "backbone", model)
+    config = hf_config(backbone, architecture)
+    tensors = hf_tensors(model)
+    lines = None
+    if vocabulary is not None:
+        lines = _vocabulary_lines(vocabulary)
+        if len(lines) != backbone.vocabulary_size:
+            raise ValueError(
+                f"The vocabulary has {len(lines)} tokens but the model's token embedding has "
+                f"{backbone.vocabulary_size} rows (vocabulary_size); they must be equal."
+            )
+    tokenizer = vocabulary if hasattr(vocabulary, "get_vocabulary") else None
+    if do_lower_case is None:
+        do_lower_case = getattr(tokenizer, "lowercase", True)
+
+    def write(folder):
+        os.makedirs(folder)
+        with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as f:
+            json.dump(config, f, indent=2, sort_keys=True)
+            f.write("\n")
+        # transformers refuses safetensors files without a "format" entry.
+        save_file(tensors, os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
+        with open(os.path.join(folder, tokenizer_files.TOKENIZER_CONFIG_FILE), "w", encoding="utf-8") as f:
+            json.dump(_tokenizer_config(do_lower_case, backbone.max_sequence_length, tokenizer), f, indent=2)
+            f.write("\n")
+        if lines is not None:
+            with open(os.path.join(folder, tokenizer_files.VOCABULARY_FILE), "w", encoding="utf-8") as f:
+                f.write("".join(line + "\n" for line in lines))
+
+    return atomic_destination(destination, overwrite, write)

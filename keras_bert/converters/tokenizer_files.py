@@ -1,0 +1,126 @@
+"""Finding a checkpoint's vocabulary and its lowercasing choice, whatever the format.
+
+Google's TF1 folders and Hugging Face folders keep `vocab.txt` beside the
+weights; a `.keras` file written by `keras_bert.converters.convert` keeps it in
+sidecar files named after the model (`model.vocab.txt` and
+`model.tokenizer_config.json` beside `model.keras`). A tokenizer takes both
+answers from here, so it lowercases exactly when the checkpoint was trained on
+lowercased text.
+"""
+
+import json
+import os
+import re
+
+VOCABULARY_FILE = "vocab.txt"
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+
+# Google's release folders say it in their names: uncased_L-12_H-768_A-12,
+# wwm_cased_L-24_H-1024_A-16, multi_cased_L-12_H-768_A-12, ...
+_UNCASED = re.compile(r"(^|[_\-./])uncased([_\-./]|$)")
+_CASED = re.compile(r"(^|[_\-./])cased([_\-./]|$)")
+
+
+def keras_sidecar_files(keras_path):
+    """(vocab.txt path, tokenizer_config.json path) that belong to a `.keras` file."""
+    stem = os.fspath(keras_path)[: -len(".keras")]
+    return f"{stem}.{VOCABULARY_FILE}", f"{stem}.{TOKENIZER_CONFIG_FILE}"
+
+
+def _checkpoint_folder(path):
+    path = os.fspath(path)
+    # A TF1 checkpoint prefix (folder/bert_model.ckpt) names a file that does not exist.
+    return path if os.path.isdir(path) else os.path.dirname(path)
+
+
+def find_vocabulary(path):
+    """The `vocab.txt` that belongs to a checkpoint, or None.
+
+    Args:
+        path: a checkpoint folder (Hugging Face or TF1), a TF1 checkpoint
+            prefix, or a `.keras` file.
+
+    Returns:
+        The path of the vocabulary file, or None when there is none.
+    """
+    path = os.fspath(path)
+    if path.endswith(".keras"):
+        candidate = keras_sidecar_files(path)[0]
+    else:
+        candidate = os.path.join(_checkpoint_folder(path), VOCABULARY_FILE)
+    return candidate if os.path.isfile(candidate) else None
+
+
+def count_vocabulary(vocabulary_file):
+    """Number of tokens in a `vocab.txt`: its lines, read the way Hugging Face does."""
+    try:
+        with open(vocabulary_file, encoding="utf-8") as f:
+            return len(f.readlines())
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"Cannot read the vocabulary {vocabulary_file}: {error}") from None
+
+
+def check_vocabulary_size(vocabulary_file, rows, embedding_name="embeddings.word_embeddings.weight"):
+    """Raises ValueError when `vocab.txt` and the token embedding disagree in size.
+
+    Args:
+        vocabulary_file: path of the `vocab.txt`.
+        rows: number of rows of the token embedding matrix.
+        embedding_name: the embedding's name in the checkpoint, for the message.
+    """
+    size = count_vocabulary(vocabulary_file)
+    if size != rows:
+        raise ValueError(
+            f"The vocabulary {vocabulary_file} has {size} tokens but the token embedding matrix "
+            f"`{embedding_name}` has {rows} rows; they must be equal (a token's id is its line number)."
+        )
+
+
+def _field(file, key="do_lower_case"):
+    if not os.path.isfile(file):
+        return None
+    try:
+        with open(file, encoding="utf-8") as f:
+            value = json.load(f).get(key)
+    except (OSError, json.JSONDecodeError, AttributeError) as error:
+        raise ValueError(f"Cannot read `{key}` from {file}: {error}") from None
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f"{file}: `{key}` must be true or false. Received: {value!r}")
+    return value
+
+
+def read_do_lower_case(path, name=None):
+    """Whether the checkpoint's tokenizer lowercases (and strips accents from) its text.
+
+    In order: a `do_lower_case` field in `tokenizer_config.json` or
+    `bert_config.json` (or the `.keras` file's sidecar); else Google's
+    folder-name convention (`uncased_...` -> True, `cased_...` -> False);
+    else True, as for most English BERTs.
+
+    Args:
+        path: a checkpoint folder (Hugging Face or TF1), a TF1 checkpoint
+            prefix, or a `.keras` file.
+        name: optional name to read the convention from instead of the
+            folder's (e.g. the repository name of a hub download).
+
+    Returns:
+        bool.
+    """
+    path = os.fspath(path)
+    folder = _checkpoint_folder(path)
+    if path.endswith(".keras"):
+        files = [keras_sidecar_files(path)[1]]
+    else:
+        files = [os.path.join(folder, TOKENIZER_CONFIG_FILE), os.path.join(folder, "bert_config.json")]
+    for file in files:
+        value = _field(file)
+        if value is not None:
+            return value
+    if name is None:
+        name = os.path.basename(path[: -len(".keras")] if path.endswith(".keras") else os.path.normpath(folder))
+    name = name.lower()
+    if _UNCASED.search(name):
+        return True
+    if _CASED.search(name):
+        return False
+    return True
