@@ -2,6 +2,7 @@
 
     keras-bert vocab    --corpus texts/ --size 8000 --out vocab.txt
     keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --steps 5000 --out runs/mini [--resume]
+    keras-bert convert  uncased_L-12_H-768_A-12/ out/bert.keras      (or an HF folder; --to hf for the reverse)
 
 User errors (bad arguments, missing or malformed files) end with exit code 2
 and a one-line reason; `--debug` shows the traceback instead.
@@ -97,10 +98,8 @@ def _run_pretrain(args):
 
 
 def _add_convert(subparsers):
-    try:
-        from keras_bert.converters.convert import add_convert_arguments, run_convert
-    except ImportError:
-        return
+    from keras_bert.converters.convert import add_convert_arguments, run_convert
+
     parser = subparsers.add_parser("convert", help="convert checkpoints: Google TF1 / Hugging Face / .keras")
     add_convert_arguments(parser)
     parser.set_defaults(run=run_convert)
@@ -139,7 +138,7 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        args.run(args)
+        status = args.run(args)
     except KeyboardInterrupt:
         print("keras-bert: interrupted", file=sys.stderr)
         return 130
@@ -149,7 +148,7 @@ def main(argv=None):
         message = " ".join(str(error).split())
         print(f"keras-bert {args.command}: error: {message}", file=sys.stderr)
         return 2
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

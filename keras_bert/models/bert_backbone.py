@@ -231,14 +231,18 @@ class BertBackbone(keras.Model):
 
     @classmethod
     def from_pretrained(cls, path, **kwargs):
-        """A backbone with pretrained weights from a checkpoint folder.
+        """A backbone with pretrained weights; the format is detected.
 
         Args:
-            path: a Hugging Face BERT folder (config.json and model.safetensors
-                or pytorch_model.bin; `BertModel`, `BertForPreTraining` or
-                `BertForMaskedLM` checkpoints).
+            path: a Hugging Face folder (config.json + model.safetensors or
+                pytorch_model.bin; `BertModel`, `BertForPreTraining` or
+                `BertForMaskedLM`), a Google TF1 checkpoint folder or prefix
+                (bert_config.json + bert_model.ckpt.*), a `.keras` file (a
+                backbone, or a task model whose backbone is taken), or a hub
+                name `hf://owner/name[@revision]` (downloaded when online).
             **kwargs: constructor arguments that do not change the weights'
-                shapes, e.g. `dropout`, `dtype`, `output_attentions`.
+                shapes (`dropout`, `dtype`, `output_attentions`, ...), and
+                `cache_dir` for hub downloads.
         """
         from keras_bert.converters.checkpoint import load_backbone
 

@@ -58,13 +58,15 @@ class BertMaskedLM(BertTask):
 
     @classmethod
     def from_pretrained(cls, path, **kwargs):
-        """Backbone and head weights from a checkpoint folder.
+        """Backbone and MLM head weights; the format is detected.
 
         Args:
-            path: a Hugging Face `BertForPreTraining` or `BertForMaskedLM` checkpoint folder
-                (config.json + model.safetensors or pytorch_model.bin).
+            path: a Hugging Face folder, a Google TF1 checkpoint folder or
+                prefix, a `.keras` file, or `hf://owner/name[@revision]` (see
+                `BertBackbone.from_pretrained`). The checkpoint must hold the
+                MLM head; a missing head is named in the error.
             **kwargs: backbone arguments that keep the weights' shapes
-                (`dropout`, `dtype`, `output_attentions`, ...).
+                (`dropout`, `dtype`, `output_attentions`, ...), and `cache_dir`.
         """
         from keras_bert.converters.checkpoint import load_task
 

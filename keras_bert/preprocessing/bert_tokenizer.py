@@ -190,38 +190,39 @@ class BertTokenizer(tf.Module):
     # ------------------------------------------------------------------ config
     @classmethod
     def from_pretrained(cls, path, **kwargs):
-        """Loads `vocab.txt` and the casing options of a Hugging Face folder.
+        """Loads the vocabulary and casing of a checkpoint.
 
         Args:
-            path: a folder with `vocab.txt` (and optionally
-                `tokenizer_config.json`, whose `do_lower_case`,
-                `strip_accents` and `tokenize_chinese_chars` are used), or the
-                path of a `vocab.txt` file itself.
+            path: a Hugging Face folder (`vocab.txt`, optionally
+                `tokenizer_config.json` with `do_lower_case`, `strip_accents`,
+                `tokenize_chinese_chars`), a Google TF1 checkpoint folder or
+                prefix (`vocab.txt`; casing from `bert_config.json` or the
+                `uncased_`/`cased_` folder name), a `.keras` file with its
+                `.vocab.txt` sidecar (written by `keras-bert convert`), or a
+                `vocab.txt` file itself.
             **kwargs: constructor arguments that override the folder's.
 
         Returns:
             A `BertTokenizer`.
         """
+        from keras_bert.converters.tokenizer_files import find_vocabulary, read_do_lower_case
+
         path = os.fspath(path)
-        if os.path.isdir(path):
-            vocab_file = os.path.join(path, "vocab.txt")
-            config_file = os.path.join(path, "tokenizer_config.json")
-        elif os.path.isfile(path):
-            vocab_file = path
-            config_file = os.path.join(os.path.dirname(path), "tokenizer_config.json")
-        else:
+        is_vocab_file = os.path.isfile(path) and not path.endswith(".keras")
+        vocab_file = path if is_vocab_file else find_vocabulary(path)
+        if vocab_file is None:
             raise ValueError(
-                f"`path` must be a folder holding vocab.txt or a vocab.txt file; "
-                f"{path!r} does not exist."
+                f"`path` {path!r} has no vocabulary: expected a vocab.txt file, a folder holding one "
+                "(Hugging Face or Google TF1 checkpoint), or a .keras file with its .vocab.txt beside it."
             )
-        if not os.path.isfile(vocab_file):
-            raise ValueError(f"`path` {path!r} is a folder without a vocab.txt file.")
-        options = {}
+        folder = os.path.dirname(path) if is_vocab_file else path
+        config_file = os.path.join(folder if os.path.isdir(folder) else os.path.dirname(folder), "tokenizer_config.json")
+        # tokenizer_config.json, bert_config.json, then Google's uncased_/cased_ naming.
+        options = {"lowercase": read_do_lower_case(folder)}
         if os.path.isfile(config_file):
             with open(config_file, encoding="utf-8") as f:
                 hf_config = json.load(f)
             for hf_name, name in (
-                ("do_lower_case", "lowercase"),
                 ("strip_accents", "strip_accents"),
                 ("tokenize_chinese_chars", "tokenize_chinese_chars"),
             ):
