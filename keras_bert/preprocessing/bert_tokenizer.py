@@ -208,6 +208,8 @@ class BertTokenizer(tf.Module):
         from keras_bert.converters.tokenizer_files import find_vocabulary, read_do_lower_case
 
         path = os.fspath(path)
+        if not os.path.exists(path) and not os.path.exists(path + ".index"):  # a TF1 prefix names no file
+            raise ValueError(f"`path` {path!r} does not exist.")
         is_vocab_file = os.path.isfile(path) and not path.endswith(".keras")
         vocab_file = path if is_vocab_file else find_vocabulary(path)
         if vocab_file is None:
