@@ -19,6 +19,7 @@ SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "only_backend(name, reason): run only under KERAS_BACKEND=name")
+    config.addinivalue_line("markers", "not_backend(name, reason): skip under KERAS_BACKEND=name, saying why")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -28,6 +29,9 @@ def pytest_collection_modifyitems(config, items):
         if marker is not None and marker.args[0] != backend:
             reason = marker.kwargs.get("reason", "")
             item.add_marker(pytest.mark.skip(reason=f"{marker.args[0]} backend only: {reason}"))
+        marker = item.get_closest_marker("not_backend")
+        if marker is not None and marker.args[0] == backend:
+            item.add_marker(pytest.mark.skip(reason=f"not on {backend}: {marker.kwargs.get('reason', '')}"))
 
 
 @pytest.fixture(autouse=True)
