@@ -13,9 +13,20 @@ from keras_bert.layers import (
     NextSentenceHead,
     Pooler,
     SelfAttention,
+    SpanHead,
     TransformerEncoder,
 )
-from keras_bert.models import BERT_SIZES, BertBackbone, BertMaskedLM, BertPretrainer, BertTask
+from keras_bert.models import (
+    BERT_SIZES,
+    BertBackbone,
+    BertClassifier,
+    BertMaskedLM,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertQuestionAnswerer,
+    BertTask,
+    BertTokenClassifier,
+)
 from keras_bert.optimizers import BertAdamW, BertLamb, WarmupSchedule, create_optimizer
 
 __version__ = "0.1.0"
@@ -27,6 +38,12 @@ _LAZY = {
     "learn_vocabulary": "keras_bert.preprocessing.vocabulary",
     "write_vocabulary": "keras_bert.preprocessing.vocabulary",
     "pretraining_dataset": "keras_bert.preprocessing.pretraining_data",
+    "TextClassifierPipeline": "keras_bert.text_pipelines",
+    "TokenClassifierPipeline": "keras_bert.text_pipelines",
+    "QuestionAnswererPipeline": "keras_bert.text_pipelines",
+    "MultipleChoicePipeline": "keras_bert.text_pipelines",
+    "predict_text": "keras_bert.text_pipelines",
+    "load_pipeline": "keras_bert.text_pipelines",
 }
 
 

@@ -2,6 +2,7 @@
 
     keras-bert vocab    --corpus texts/ --size 8000 --out vocab.txt
     keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --steps 5000 --out runs/mini [--resume]
+    keras-bert finetune --task classify --init hf_or_keras_model --train train.tsv --eval dev.tsv --out runs/sst
     keras-bert convert  uncased_L-12_H-768_A-12/ out/bert.keras      (or an HF folder; --to hf for the reverse)
 
 User errors (bad arguments, missing or malformed files) end with exit code 2
@@ -97,6 +98,14 @@ def _run_pretrain(args):
     print(summary)
 
 
+def _add_finetune(subparsers):
+    from keras_bert.finetuning import add_finetune_arguments, run_finetune
+
+    parser = subparsers.add_parser("finetune", help="fine-tune a task head: classify, regress, ner, qa, multiple-choice")
+    add_finetune_arguments(parser)
+    parser.set_defaults(run=run_finetune)
+
+
 def _add_convert(subparsers):
     from keras_bert.converters.convert import add_convert_arguments, run_convert
 
@@ -131,6 +140,7 @@ def build_parser():
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_vocab(subparsers)
     _add_pretrain(subparsers)
+    _add_finetune(subparsers)
     _add_convert(subparsers)
     return parser
 

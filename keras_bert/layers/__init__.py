@@ -8,3 +8,7 @@ from keras_bert.layers.self_attention import SelfAttention
 from keras_bert.layers.transformer_encoder import TransformerEncoder
 
 __all__ = ["BertEmbeddings", "MaskedLMHead", "NextSentenceHead", "Pooler", "SelfAttention", "TransformerEncoder"]
+
+from keras_bert.layers.span_head import SpanHead  # noqa: E402
+
+__all__ += ["SpanHead"]

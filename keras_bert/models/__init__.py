@@ -7,3 +7,10 @@ from keras_bert.models.bert_sizes import BERT_SIZES
 from keras_bert.models.bert_task import BertTask
 
 __all__ = ["BERT_SIZES", "BertBackbone", "BertMaskedLM", "BertPretrainer", "BertTask"]
+
+from keras_bert.models.bert_classifier import BertClassifier  # noqa: E402
+from keras_bert.models.bert_multiple_choice import BertMultipleChoice  # noqa: E402
+from keras_bert.models.bert_question_answerer import BertQuestionAnswerer  # noqa: E402
+from keras_bert.models.bert_token_classifier import BertTokenClassifier  # noqa: E402
+
+__all__ += ["BertClassifier", "BertMultipleChoice", "BertQuestionAnswerer", "BertTokenClassifier"]

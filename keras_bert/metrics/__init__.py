@@ -1,0 +1,36 @@
+"""Metrics for the task heads.
+
+Host-side numpy functions compute the evaluation figures people report
+(accuracy, F1, Pearson/Spearman, seqeval-style entity F1, SQuAD EM/F1);
+`MaskedAccuracy` is the one Keras metric, for training progress bars of the
+token classifier. Nothing here imports TensorFlow.
+"""
+
+from keras_bert.metrics.classification import (
+    accuracy,
+    classification_metrics,
+    f1_score,
+    pearson_correlation,
+    regression_metrics,
+    spearman_correlation,
+)
+from keras_bert.metrics.entities import entity_metrics, get_entities, token_accuracy
+from keras_bert.metrics.masked_accuracy import MaskedAccuracy
+from keras_bert.metrics.squad import normalize_answer, squad_exact_match, squad_f1, squad_metrics
+
+__all__ = [
+    "MaskedAccuracy",
+    "accuracy",
+    "classification_metrics",
+    "entity_metrics",
+    "f1_score",
+    "get_entities",
+    "normalize_answer",
+    "pearson_correlation",
+    "regression_metrics",
+    "spearman_correlation",
+    "squad_exact_match",
+    "squad_f1",
+    "squad_metrics",
+    "token_accuracy",
+]

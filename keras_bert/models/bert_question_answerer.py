@@ -1,0 +1,97 @@
+"""BertQuestionAnswerer: extractive question answering (SQuAD 1.1 and 2.0)."""
+
+import keras
+
+from keras_bert.layers.span_head import SpanHead
+from keras_bert.models.bert_classifier import fine_tuning_optimizer, pretrained_backbone
+from keras_bert.models.bert_task import BertTask
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertQuestionAnswerer(BertTask):
+    """A `BertBackbone` with a span head: start and end logits for every token.
+
+    Input sequences are `[CLS] question [SEP] context window [SEP]`. The
+    answer is the context span `(start, end)` with the highest
+    `start_logits[start] + end_logits[end]`; the span `(0, 0)` at [CLS] means
+    "no answer in this window" (how BERT handles SQuAD 2.0's unanswerable
+    questions and windows of long contexts that miss the answer).
+    `keras_bert.preprocessing.squad_data` builds the windows and decodes the
+    logits back into character spans of the original context.
+
+    Inputs (a dict): `token_ids`, `segment_ids`, `padding_mask`, int32 of
+    shape `(batch_size, sequence_length)`.
+
+    Outputs (a dict):
+        start: float32 logits of shape `(batch_size, sequence_length)`.
+        end: float32 logits of shape `(batch_size, sequence_length)`.
+        Padding positions hold -1e9.
+
+    Training data are `(x, {"start": start_positions, "end": end_positions})`,
+    int32 token positions of shape `(batch_size,)`; 0 for no answer.
+
+    Args:
+        backbone: a `keras_bert.BertBackbone`.
+        kernel_initializer: initializer of the span projection.
+
+    Examples:
+    ```python
+    qa = keras_bert.BertQuestionAnswerer(keras_bert.BertBackbone.from_pretrained(path))
+    qa.compile()  # AdamW lr 3e-5, mean of start and end cross-entropy
+    qa.fit(train_features.dataset(batch_size=32, shuffle=True), epochs=2)
+    ```
+    """
+
+    def __init__(self, backbone, kernel_initializer="truncated_normal", **kwargs):
+        # === Layers === (locals until the model is initialised, for the torch backend)
+        span_head = SpanHead(kernel_initializer=kernel_initializer, dtype=backbone.dtype_policy, name="span_head")
+
+        # === Functional graph ===
+        inputs = backbone.input
+        sequence = backbone(inputs)["sequence_output"]
+        start_logits, end_logits = span_head(sequence, padding_mask=inputs["padding_mask"])
+        outputs = {"start": start_logits, "end": end_logits}
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.backbone = backbone
+        self.span_head = span_head
+
+        # === Config ===
+        self.kernel_initializer = span_head.kernel_initializer
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
+        """Compiles with BERT's SQuAD defaults.
+
+        Args:
+            optimizer: "auto" is AdamW at lr 3e-5 (see `BertClassifier.compile`).
+            loss: "auto" is the mean of the start and end cross-entropies
+                (Google's run_squad.py: `(start_loss + end_loss) / 2`).
+            metrics: "auto" is start and end position accuracy.
+        """
+        if optimizer == "auto":
+            optimizer = fine_tuning_optimizer()
+        if loss == "auto":
+            loss = {
+                "start": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                "end": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            }
+            kwargs.setdefault("loss_weights", {"start": 0.5, "end": 0.5})
+        if metrics == "auto":
+            metrics = {
+                "start": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                "end": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+            }
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def _task_config(self):
+        return {"kernel_initializer": keras.initializers.serialize(self.kernel_initializer)}
+
+    @classmethod
+    def from_pretrained(cls, path, backbone_kwargs=None, **kwargs):
+        """A question answerer on a pretrained backbone; the span head starts random.
+
+        Args:
+            path: any checkpoint `BertBackbone.from_pretrained` reads.
+            backbone_kwargs: dict of backbone arguments that keep the weights' shapes.
+            **kwargs: the other constructor arguments.
+        """
+        return cls(pretrained_backbone(path, backbone_kwargs), **kwargs)

@@ -1,0 +1,128 @@
+"""BertTokenClassifier: one label per token (named entities, part of speech, ...)."""
+
+import keras
+
+from keras_bert.layers._utils import check_rate, get_initializer
+from keras_bert.metrics.masked_accuracy import MaskedAccuracy
+from keras_bert.models.bert_classifier import (
+    check_label_names,
+    check_num_classes,
+    fine_tuning_optimizer,
+    pretrained_backbone,
+)
+from keras_bert.models.bert_task import BertTask
+
+IGNORE_LABEL = -100
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertTokenClassifier(BertTask):
+    """A `BertBackbone` with a classification head on every token.
+
+    The head is BERT's for NER: dropout, then one dense layer from each
+    token's final hidden state to `num_classes` logits. Words split into
+    several wordpieces are labelled on their first wordpiece; the others,
+    [CLS], [SEP] and padding carry the label -100 (or a sample weight of 0)
+    and count neither in the loss nor in the accuracy (see
+    `keras_bert.preprocessing.ner_data`, which does this alignment).
+
+    Inputs (a dict): `token_ids`, `segment_ids`, `padding_mask`, int32 of
+    shape `(batch_size, sequence_length)`.
+
+    Outputs: float32 logits of shape `(batch_size, sequence_length, num_classes)`.
+
+    Training data are `(x, y[, sample_weight])` with int labels of shape
+    `(batch_size, sequence_length)`: a class id, or -100 for a position to ignore.
+
+    Args:
+        backbone: a `keras_bert.BertBackbone`.
+        num_classes: int. Number of tags (e.g. 9 for CoNLL-2003 BIO tags).
+        dropout: float. Dropout before the output layer (BERT: 0.1).
+        label_names: optional list of `num_classes` tag names ("O", "B-PER", ...).
+        kernel_initializer: initializer of the output layer.
+
+    Examples:
+    ```python
+    tagger = keras_bert.BertTokenClassifier(backbone, num_classes=len(tags), label_names=tags)
+    tagger.compile()  # AdamW lr 3e-5, cross-entropy over labelled positions, their accuracy
+    tagger.fit(train_dataset, epochs=3)
+    ```
+    """
+
+    def __init__(
+        self,
+        backbone,
+        num_classes,
+        dropout=0.1,
+        label_names=None,
+        kernel_initializer="truncated_normal",
+        **kwargs,
+    ):
+        where = kwargs.get("name") or type(self).__name__
+        check_num_classes(num_classes, where)
+        check_rate("dropout", dropout)
+        label_names = check_label_names(label_names, num_classes, where)
+
+        # === Layers === (locals until the model is initialised, for the torch backend)
+        output_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
+        output_dense = keras.layers.Dense(
+            num_classes, kernel_initializer=get_initializer(kernel_initializer), dtype="float32", name="logits"
+        )
+
+        # === Functional graph ===
+        inputs = backbone.input
+        sequence = backbone(inputs)["sequence_output"]  # (batch, length, hidden)
+        outputs = output_dense(output_dropout(sequence))  # (batch, length, num_classes)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.backbone = backbone
+        self.output_dropout = output_dropout
+        self.output_dense = output_dense
+
+        # === Config ===
+        self.num_classes = num_classes
+        self.dropout = dropout
+        self.label_names = label_names
+        self.kernel_initializer = get_initializer(kernel_initializer)
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", weighted_metrics="auto", **kwargs):
+        """Compiles with BERT's fine-tuning defaults.
+
+        Args:
+            optimizer: "auto" is AdamW at lr 3e-5 (see `BertClassifier.compile`).
+            loss: "auto" is sparse categorical cross-entropy averaged over the
+                positions whose label is not -100 and whose sample weight is not 0.
+            metrics: "auto" is none (the accuracy below already skips ignored positions).
+            weighted_metrics: "auto" is `MaskedAccuracy`: token accuracy over
+                the same positions as the loss.
+        """
+        if optimizer == "auto":
+            optimizer = fine_tuning_optimizer()
+        if loss == "auto":
+            loss = keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, ignore_class=IGNORE_LABEL, reduction="mean_with_sample_weight"
+            )
+        if metrics == "auto":
+            metrics = None
+        if weighted_metrics == "auto":
+            weighted_metrics = [MaskedAccuracy(ignore_class=IGNORE_LABEL, name="accuracy")]
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, weighted_metrics=weighted_metrics, **kwargs)
+
+    def _task_config(self):
+        return {
+            "num_classes": self.num_classes,
+            "dropout": self.dropout,
+            "label_names": self.label_names,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+        }
+
+    @classmethod
+    def from_pretrained(cls, path, num_classes, backbone_kwargs=None, **kwargs):
+        """A token classifier on a pretrained backbone; the head starts random.
+
+        Args:
+            path: any checkpoint `BertBackbone.from_pretrained` reads.
+            num_classes: int, as in the constructor.
+            backbone_kwargs: dict of backbone arguments that keep the weights' shapes.
+            **kwargs: the other constructor arguments.
+        """
+        return cls(pretrained_backbone(path, backbone_kwargs), num_classes=num_classes, **kwargs)

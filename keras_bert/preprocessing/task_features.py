@@ -1,0 +1,265 @@
+"""Shared plumbing of the fine-tuning data modules: tables in, model-ready arrays out.
+
+- `read_table`: rows of a TSV, CSV or JSON Lines file, each with the line it
+  starts on, so every reader can name `file:line` in its errors.
+- `TaskFeatures`: the numpy arrays a task model trains on, plus what is needed
+  to map predictions back (window → document, token → word or character);
+  `.dataset()` turns them into a `tf.data.Dataset` of `(x, y[, sample_weight])`.
+- `window_spans`: the windows over a token sequence longer than the model's
+  length (SQuAD's "doc stride", used for long classification inputs too).
+"""
+
+import csv
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+FORMATS = ("tsv", "csv", "jsonl")
+_EXTENSIONS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl"}
+
+
+def table_format(path, format=None):
+    """"tsv", "csv" or "jsonl": `format` if given, else from the file's extension."""
+    if format is not None:
+        if format not in FORMATS:
+            raise ValueError(f"`format` must be one of {FORMATS}. Received: format={format!r}")
+        return format
+    extension = os.path.splitext(os.fspath(path))[1].lower()
+    if extension not in _EXTENSIONS:
+        raise ValueError(
+            f"{path}: cannot tell the format from the extension {extension!r}; name it .tsv, .csv or .jsonl, "
+            f"or pass format= one of {FORMATS}."
+        )
+    return _EXTENSIONS[extension]
+
+
+def read_table(path, format=None, header=True):
+    """Rows of a TSV, CSV or JSON Lines file.
+
+    TSV is read as GLUE writes it: tab-separated, no quoting (a `"` is part of
+    the text). CSV follows RFC 4180 (quoted fields may hold commas and line
+    breaks). JSON Lines holds one object per line. Blank lines are skipped;
+    CRLF line ends and a UTF-8 byte-order mark are accepted.
+
+    Args:
+        path: the file.
+        format: "tsv", "csv" or "jsonl"; default from the extension
+            (.tsv/.txt, .csv, .jsonl/.json).
+        header: TSV/CSV only: the first row names the columns (rows are then
+            dicts); with False rows are lists indexed by column number.
+
+    Yields:
+        `(line_number, row)`: the 1-based line the row starts on, and a dict
+        (column name → string, or the JSON object) or, without a header, a list.
+
+    Raises:
+        ValueError: a row with more or fewer fields than the header, or a line
+        that is not a JSON object, naming `path:line`.
+    """
+    path = os.fspath(path)
+    format = table_format(path, format)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"No such file: {path}")
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        if format == "jsonl":
+            for number, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+                if not isinstance(row, dict):
+                    raise ValueError(f"{path}:{number}: expected a JSON object per line, found {type(row).__name__}")
+                yield number, row
+            return
+        if format == "tsv":
+            reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        else:
+            reader = csv.reader(f)
+        names, start = None, 1
+        try:
+            for fields in reader:
+                number, start = start, reader.line_num + 1
+                if not fields or (len(fields) == 1 and not fields[0].strip()):
+                    continue
+                if header and names is None:
+                    names = [name.strip() for name in fields]
+                    if len(set(names)) != len(names):
+                        raise ValueError(f"{path}:{number}: the header names a column twice: {names}")
+                    continue
+                if names is not None:
+                    if len(fields) != len(names):
+                        raise ValueError(
+                            f"{path}:{number}: {len(fields)} fields but the header has {len(names)} "
+                            f"({names}); a missing column or a stray delimiter?"
+                        )
+                    yield number, dict(zip(names, fields))
+                else:
+                    yield number, fields
+        except csv.Error as error:
+            raise ValueError(f"{path}:{reader.line_num}: {error}") from None
+
+
+def get_column(row, column, path, number):
+    """`row[column]` (a name, or an index for header-less files), or a ValueError naming `path:line`."""
+    try:
+        value = row[column]
+    except (KeyError, IndexError, TypeError):
+        if isinstance(row, dict):
+            available = list(row)
+            raise ValueError(f"{path}:{number}: no column {column!r}; the row has {available}") from None
+        raise ValueError(f"{path}:{number}: no column {column!r}; the row has {len(row)} fields") from None
+    return value
+
+
+def window_spans(num_tokens, window_size, stride):
+    """`(start, end)` token spans of overlapping windows that cover `num_tokens` tokens.
+
+    Windows start every `stride` tokens (BERT's `doc_stride`) until one
+    reaches the end; a sequence that fits has the single window `(0, num_tokens)`.
+
+    Args:
+        num_tokens: int, length of the sequence (0 gives one empty window).
+        window_size: int, tokens per window.
+        stride: int in `[1, window_size]`, tokens between window starts.
+
+    Returns:
+        list of `(start, end)`, `end` exclusive.
+    """
+    if window_size < 1:
+        raise ValueError(f"`window_size` must be positive. Received: window_size={window_size}")
+    if not 1 <= stride <= window_size:
+        raise ValueError(
+            f"`stride` must be in [1, window_size={window_size}] so windows leave no gaps. Received: stride={stride}"
+        )
+    spans, start = [], 0
+    while True:
+        end = min(start + window_size, num_tokens)
+        spans.append((start, end))
+        if end >= num_tokens:
+            return spans
+        start += stride
+
+
+def pack_ids(tokens_a, tokens_b, sequence_length, cls_id, sep_id, pad_id):
+    """`[CLS] a [SEP] (b [SEP])` padded to `sequence_length`, as int32 numpy rows (no truncation)."""
+    ids = [cls_id, *tokens_a, sep_id]
+    segments = [0] * len(ids)
+    if tokens_b is not None:
+        ids += [*tokens_b, sep_id]
+        segments += [1] * (len(tokens_b) + 1)
+    if len(ids) > sequence_length:
+        raise ValueError(f"{len(ids)} tokens do not fit in sequence_length={sequence_length}")
+    padding = sequence_length - len(ids)
+    return (
+        np.asarray(ids + [pad_id] * padding, "int32"),
+        np.asarray(segments + [0] * padding, "int32"),
+        np.asarray([1] * len(ids) + [0] * padding, "int32"),
+    )
+
+
+class TaskFeatures:
+    """Model-ready arrays of a data set, and what maps predictions back to it.
+
+    Attributes:
+        x: dict of int32 arrays `token_ids`, `segment_ids`, `padding_mask`,
+            shape `(num_features, sequence_length)` (or `(num_features,
+            num_choices, sequence_length)` for multiple choice).
+        y: labels (an array, or a dict of arrays for several outputs), or None.
+        sample_weight: optional float32 array matching `y`.
+        info: dict of task-specific extras (label names, window → example
+            index, token offsets, counts of truncated inputs, ...).
+    """
+
+    def __init__(self, x, y=None, sample_weight=None, info=None):
+        self.x = {k: np.asarray(v, "int32") for k, v in x.items()}
+        self.y = y
+        self.sample_weight = sample_weight
+        self.info = dict(info or {})
+
+    def __len__(self):
+        return len(self.x["token_ids"])
+
+    def __repr__(self):
+        shape = self.x["token_ids"].shape
+        return f"TaskFeatures({len(self)} features, token_ids {shape}, info keys {sorted(self.info)})"
+
+    def dataset(
+        self, batch_size=32, shuffle=False, seed=0, labels=True, drop_remainder=False, length_buckets=None, repeat=False
+    ):
+        """A `tf.data.Dataset` of `(x, y[, sample_weight])` batches (or `x` alone).
+
+        Args:
+            batch_size: int.
+            shuffle: reshuffle the features every epoch (seeded).
+            seed: the shuffle seed.
+            labels: include `y` (and `sample_weight`); False gives batches of `x` only.
+            drop_remainder: drop a last, smaller batch (of each bucket, with `length_buckets`).
+            length_buckets: optional list of sequence lengths, e.g. `[16, 32, 48]`:
+                batches hold sequences of similar length, cut to the smallest
+                bucket length (or the full length) that holds their real tokens.
+                Saves the compute spent on padding when most texts are short;
+                the order of the features is lost, so use it for training only.
+                2-D inputs only (not multiple choice).
+            repeat: repeat the features forever (each pass reshuffled); pass
+                `steps_per_epoch` to `fit`. With `length_buckets` this also
+                keeps batches full across passes, so no example is dropped.
+        """
+        elements = (self.x,)
+        if labels and self.y is not None:
+            elements += (self.y,)
+            if self.sample_weight is not None:
+                elements += (self.sample_weight,)
+        dataset = tf.data.Dataset.from_tensor_slices(elements if len(elements) > 1 else elements[0])
+        if shuffle:
+            dataset = dataset.shuffle(len(self), seed=seed, reshuffle_each_iteration=True)
+        if repeat:
+            dataset = dataset.repeat()
+        if length_buckets:
+            return self._bucketed(dataset, elements, batch_size, drop_remainder, length_buckets)
+        return dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
+
+    def _bucketed(self, dataset, elements, batch_size, drop_remainder, length_buckets):
+        token_ids = self.x["token_ids"]
+        if token_ids.ndim != 2:
+            raise ValueError("`length_buckets` works on inputs of shape (num_features, sequence_length) only.")
+        length = token_ids.shape[1]
+        boundaries = sorted({int(b) for b in length_buckets if 0 < int(b) < length}) + [length]
+        pad_id = int(token_ids[self.x["padding_mask"] == 0][0]) if np.any(self.x["padding_mask"] == 0) else 0
+        single = len(elements) == 1
+
+        def per_token(array):
+            return np.ndim(array) >= 2 and np.shape(array)[1] == length
+
+        def trim(*element):
+            n = tf.reduce_sum(element[0]["padding_mask"])
+            return tuple(
+                tf.nest.map_structure(lambda t, a: t[:n] if per_token(a) else t, e, a)
+                for e, a in zip(element, elements)
+            )
+
+        def padding(value, array):
+            if not per_token(array):
+                return tf.constant(0, tf.as_dtype(np.asarray(array).dtype))
+            return tf.constant(value, tf.as_dtype(np.asarray(array).dtype))
+
+        padding_values = [{k: padding(pad_id if k == "token_ids" else 0, v) for k, v in self.x.items()}]
+        for extra in elements[1:]:
+            # Token labels pad with -100 (ignored); sample weights with 0.
+            fill = -100 if extra is self.y else 0
+            padding_values.append(tf.nest.map_structure(lambda a, fill=fill: padding(fill, a), extra))
+        dataset = dataset.map((lambda x: trim(x)) if single else trim)
+        dataset = dataset.bucket_by_sequence_length(
+            element_length_func=lambda *e: tf.shape(e[0]["token_ids"])[0],
+            bucket_boundaries=[b + 1 for b in boundaries],
+            bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+            padding_values=tuple(padding_values),
+            pad_to_bucket_boundary=True,
+            drop_remainder=drop_remainder,
+        )
+        if single:
+            dataset = dataset.map(lambda *e: e[0])
+        return dataset.prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,224 @@
+"""The task heads through the shared harness, plus their losses, checks and options."""
+
+import keras
+import numpy as np
+import pytest
+
+from conftest import random_bert_inputs
+from harness import run_layer_test, run_model_test, run_saving_test
+from keras_bert.layers import SpanHead
+from keras_bert.models import BertClassifier, BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier
+from task_helpers import tiny_backbone
+
+VOCAB, BATCH, SEQ = 40, 4, 10
+
+
+def backbone(**overrides):
+    return tiny_backbone(vocabulary_size=VOCAB, max_sequence_length=16, hidden_dim=16, **overrides)
+
+
+def inputs():
+    return random_bert_inputs(BATCH, SEQ, VOCAB)
+
+
+def test_span_head_layer(tmp_path):
+    rng = np.random.default_rng(0)
+    mask = np.ones((2, 6), "int32")
+    mask[1, -2:] = 0
+    layer = run_layer_test(
+        SpanHead,
+        {},
+        {"sequence_output": rng.normal(size=(2, 6, 16)).astype("float32"), "padding_mask": mask},
+        expected_output_shape=((2, 6), (2, 6)),
+        expected_num_trainable_weights=2,
+        expected_num_params=16 * 2 + 2,
+        expected_output_dtype=("float32", "float32"),
+        tmp_path=tmp_path,
+    )
+    # Hand-computed: one projection, column 0 = start, column 1 = end; padding at -1e9.
+    x = rng.normal(size=(2, 6, 16)).astype("float32")
+    start, end = (keras.ops.convert_to_numpy(t) for t in layer(x, padding_mask=mask))
+    kernel, bias = (keras.ops.convert_to_numpy(w) for w in layer.dense.weights)
+    expected = x @ kernel + bias
+    np.testing.assert_allclose(start[0], expected[0, :, 0], atol=1e-5)
+    np.testing.assert_allclose(end[1, :4], expected[1, :4, 1], atol=1e-5)
+    assert np.all(start[1, 4:] == -1e9) and np.all(end[1, 4:] == -1e9)
+
+
+def test_classifier_harness(tmp_path):
+    model = run_model_test(
+        lambda: BertClassifier(backbone(), num_classes=3, label_names=["a", "b", "c"]),
+        inputs(),
+        (BATCH, 3),
+        tmp_path,
+        targets=np.array([0, 1, 2, 1]),
+    )
+    hidden = 16
+    assert model.count_params() == model.backbone.count_params() + hidden * 3 + 3
+    assert keras.saving.load_model(str(tmp_path / "model.keras")).label_names == ["a", "b", "c"]
+
+
+def test_regressor_harness_uses_mse(tmp_path):
+    model = run_model_test(
+        lambda: BertClassifier(backbone(), num_classes=1),
+        inputs(),
+        (BATCH, 1),
+        tmp_path,
+        targets=np.array([0.5, -1.0, 2.0, 0.0], "float32"),
+    )
+    assert model.is_regression
+    assert isinstance(model.loss, keras.losses.MeanSquaredError)
+
+
+def test_token_classifier_harness(tmp_path):
+    labels = np.random.default_rng(0).integers(0, 5, (BATCH, SEQ))
+    labels[:, 0] = -100
+    run_model_test(
+        lambda: BertTokenClassifier(backbone(), num_classes=5, label_names=["O", "B-X", "I-X", "B-Y", "I-Y"]),
+        inputs(),
+        (BATCH, SEQ, 5),
+        tmp_path,
+        targets=labels,
+    )
+
+
+def test_question_answerer_harness(tmp_path):
+    run_model_test(
+        lambda: BertQuestionAnswerer(backbone()),
+        inputs(),
+        {"start": (BATCH, SEQ), "end": (BATCH, SEQ)},
+        tmp_path,
+        targets={"start": np.array([0, 3, 4, 5]), "end": np.array([0, 3, 6, 5])},
+    )
+
+
+def choice_inputs(num_choices=3):
+    flat = random_bert_inputs(BATCH * num_choices, SEQ, VOCAB)
+    return {k: v.reshape(BATCH, num_choices, SEQ) for k, v in flat.items()}
+
+
+def test_multiple_choice_harness(tmp_path):
+    model = run_model_test(
+        lambda: BertMultipleChoice(backbone()),
+        choice_inputs(),
+        (BATCH, 3),
+        tmp_path,
+        targets=np.array([0, 1, 2, 1]),
+    )
+    # Another number of choices goes through the same model.
+    assert tuple(model(choice_inputs(num_choices=5)).shape) == (BATCH, 5)
+
+
+def test_multiple_choice_scores_each_choice_on_its_own():
+    model = BertMultipleChoice(backbone())
+    x = choice_inputs()
+    scores = keras.ops.convert_to_numpy(model(x, training=False))
+    # Choice 1 alone, as an example with one choice, gets the same score.
+    single = {k: v[:, 1:2] for k, v in x.items()}
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(model(single, training=False))[:, 0], scores[:, 1], atol=1e-5)
+
+
+def test_multiple_choice_input_checks():
+    model = BertMultipleChoice(backbone())
+    flat = inputs()
+    with pytest.raises(ValueError, match=r"`token_ids` must have rank 3 \(batch_size, num_choices, length\)"):
+        model.predict(flat, verbose=0)
+    x = choice_inputs()
+    x["token_ids"][0, 1, 2] = VOCAB
+    with pytest.raises(ValueError, match=r"`token_ids` must be in \[0, 40\)"):
+        model(x)
+
+
+def test_token_classifier_loss_ignores_minus_100_and_zero_weights():
+    model = BertTokenClassifier(backbone(), num_classes=3)
+    model.compile()
+    x = inputs()
+    labels = np.random.default_rng(1).integers(0, 3, (BATCH, SEQ))
+    labels[:, :3] = -100
+    weights = np.ones((BATCH, SEQ), "float32")
+    weights[:, -2:] = 0.0
+    logits = keras.ops.convert_to_numpy(model(x, training=False))
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    counted = (labels != -100) & (weights > 0)
+    nll = -np.take_along_axis(log_probs, np.maximum(labels, 0)[..., None], axis=-1)[..., 0]
+    expected = nll[counted].mean()
+    results = model.evaluate(x, labels, sample_weight=weights, batch_size=BATCH, verbose=0, return_dict=True)
+    np.testing.assert_allclose(results["loss"], expected, rtol=1e-4)
+    accuracy = (np.argmax(logits, -1) == labels)[counted].mean()
+    np.testing.assert_allclose(results["accuracy"], accuracy, rtol=1e-5)
+
+
+def test_question_answerer_loss_is_mean_of_start_and_end():
+    model = BertQuestionAnswerer(backbone())
+    model.compile()
+    x = inputs()
+    y = {"start": np.array([0, 1, 2, 3]), "end": np.array([0, 2, 2, 5])}
+    out = {k: keras.ops.convert_to_numpy(v) for k, v in model(x, training=False).items()}
+
+    def cross_entropy(logits, labels):
+        shifted = logits - logits.max(-1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+        return -log_probs[np.arange(len(labels)), labels].mean()
+
+    expected = (cross_entropy(out["start"], y["start"]) + cross_entropy(out["end"], y["end"])) / 2
+    results = model.evaluate(x, y, batch_size=BATCH, verbose=0, return_dict=True)
+    np.testing.assert_allclose(results["loss"], expected, rtol=1e-4)
+
+
+def test_arguments_are_checked():
+    with pytest.raises(ValueError, match="`num_classes` must be a positive int. Received: num_classes=0"):
+        BertClassifier(backbone(), num_classes=0)
+    with pytest.raises(ValueError, match="`label_names` has 2 names but num_classes=3"):
+        BertClassifier(backbone(), num_classes=3, label_names=["a", "b"])
+    with pytest.raises(ValueError, match="`label_names` must be distinct"):
+        BertTokenClassifier(backbone(), num_classes=2, label_names=["O", "O"])
+    with pytest.raises(ValueError, match="`label_names` must be a list of strings"):
+        BertClassifier(backbone(), num_classes=2, label_names=[0, 1])
+    with pytest.raises(ValueError, match="`dropout` must be a float in"):
+        BertMultipleChoice(backbone(), dropout=1.5)
+
+
+def test_frozen_backbone_trains_the_head_only(tmp_path):
+    model = BertClassifier(backbone(), num_classes=2)
+    model.backbone.trainable = False
+    model.compile(optimizer=keras.optimizers.SGD(0.1))
+    assert len(model.trainable_weights) == 2  # the output kernel and bias
+    before = [keras.ops.convert_to_numpy(w).copy() for w in model.backbone.weights]
+    model.fit(inputs(), np.array([0, 1, 0, 1]), epochs=1, verbose=0)
+    after = [keras.ops.convert_to_numpy(w) for w in model.backbone.weights]
+    assert all(np.array_equal(b, a) for b, a in zip(before, after))
+    restored = run_saving_test(model, inputs(), tmp_path)
+    assert not restored.backbone.trainable
+
+
+def test_mixed_precision_logits_are_float32():
+    model = BertClassifier(backbone(dtype="mixed_bfloat16"), num_classes=2)
+    assert keras.backend.standardize_dtype(model(inputs()).dtype) == "float32"
+    qa = BertQuestionAnswerer(backbone(dtype="mixed_bfloat16"))
+    assert keras.backend.standardize_dtype(qa(inputs())["start"].dtype) == "float32"
+
+
+@pytest.mark.parametrize(
+    "cls, kwargs",
+    [
+        (BertClassifier, dict(num_classes=2, label_names=["no", "yes"], dropout=0.2)),
+        (BertTokenClassifier, dict(num_classes=3)),
+        (BertQuestionAnswerer, {}),
+        (BertMultipleChoice, dict(dropout=0.0)),
+    ],
+)
+def test_from_pretrained_puts_a_new_head_on_a_pretrained_backbone(monkeypatch, cls, kwargs):
+    from keras_bert import BertBackbone
+
+    calls = []
+
+    def fake_from_pretrained(path, **backbone_kwargs):
+        calls.append((path, backbone_kwargs))
+        return backbone(**backbone_kwargs)
+
+    monkeypatch.setattr(BertBackbone, "from_pretrained", staticmethod(fake_from_pretrained))
+    model = cls.from_pretrained("some/checkpoint", backbone_kwargs={"dropout": 0.05}, **kwargs)
+    assert calls == [("some/checkpoint", {"dropout": 0.05})]
+    assert isinstance(model, cls) and model.backbone.dropout == 0.05
+    for name, value in kwargs.items():
+        assert getattr(model, name) == value
