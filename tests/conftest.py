@@ -7,6 +7,8 @@ that reason*, never silently passed.
 """
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import keras
@@ -73,3 +75,28 @@ def random_bert_inputs(batch_size, sequence_length, vocabulary_size, seed=0, pad
         token_ids[1::2, -pad_last:] = 0
         segment_ids[1::2, -pad_last:] = 0
     return {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
+
+
+# Distributions (and their dist-info folders) that make up TensorFlow.
+TENSORFLOW_PACKAGES = ("tensorflow", "tf_keras", "tf-keras", "tensorboard")
+
+
+def run_without_tensorflow(script, backend, tmp_path, timeout=300):
+    """Runs `script` in a Python where TensorFlow is not installed at all.
+
+    The child's import path is a copy of this environment's site-packages
+    (symbolic links) without the TensorFlow distributions, under `python -S`,
+    so `find_spec("tensorflow")` sees nothing, as after a keras + jax/torch
+    install. Returns the `subprocess.CompletedProcess`.
+    """
+    site_packages = Path(keras.__file__).resolve().parents[1]
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    for entry in site_packages.iterdir():
+        if entry.name.lower().startswith(TENSORFLOW_PACKAGES) or entry.suffix == ".pth":
+            continue
+        (site / entry.name).symlink_to(entry)
+    env = {**os.environ, "KERAS_BACKEND": backend, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(site)])}
+    return subprocess.run(
+        [sys.executable, "-S", "-c", script], env=env, capture_output=True, text=True, timeout=timeout, cwd=tmp_path
+    )

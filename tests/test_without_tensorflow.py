@@ -7,20 +7,12 @@ and exercises the model code end to end. TensorFlow is then as absent as in
 an environment where it was never installed: `find_spec` does not see it.
 """
 
-import os
-import subprocess
-import sys
 import textwrap
 
-from pathlib import Path
 
-import keras
 import pytest
 
-from conftest import REPO_ROOT
-
-# Distributions (and their dist-info folders) that make up TensorFlow.
-TENSORFLOW_PACKAGES = ("tensorflow", "tf_keras", "tf-keras", "tensorboard")
+from conftest import run_without_tensorflow
 
 SCRIPT = textwrap.dedent(
     """
@@ -65,14 +57,6 @@ ONCE = "starts its own process with TensorFlow blocked; run once, in this backen
     ],
 )
 def test_models_run_without_tensorflow(backend, tmp_path):
-    site_packages = Path(keras.__file__).resolve().parents[1]
-    site = tmp_path / "site-packages"
-    site.mkdir()
-    for entry in site_packages.iterdir():
-        if entry.name.lower().startswith(TENSORFLOW_PACKAGES) or entry.suffix == ".pth":
-            continue
-        (site / entry.name).symlink_to(entry)
-    env = {**os.environ, "KERAS_BACKEND": backend, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(site)])}
-    result = subprocess.run([sys.executable, "-S", "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    result = run_without_tensorflow(SCRIPT, backend, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "OK" in result.stdout

@@ -1,17 +1,11 @@
 """The task heads build, train, predict and save with TensorFlow absent (keras + keras.ops only)."""
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
-import keras
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import run_without_tensorflow
 
-TENSORFLOW_PACKAGES = ("tensorflow", "tf_keras", "tf-keras", "tensorboard")
 
 SCRIPT = textwrap.dedent(
     """
@@ -55,16 +49,6 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.only_backend("torch", reason="starts its own process with TensorFlow blocked; once is enough")
 def test_task_heads_run_without_tensorflow(tmp_path):
-    site_packages = Path(keras.__file__).resolve().parents[1]
-    site = tmp_path / "site-packages"
-    site.mkdir()
-    for entry in site_packages.iterdir():
-        if entry.name.lower().startswith(TENSORFLOW_PACKAGES) or entry.suffix == ".pth":
-            continue
-        (site / entry.name).symlink_to(entry)
-    env = {**os.environ, "KERAS_BACKEND": "torch", "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(site)])}
-    result = subprocess.run(
-        [sys.executable, "-S", "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
-    )
+    result = run_without_tensorflow(SCRIPT, "torch", tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "OK" in result.stdout
