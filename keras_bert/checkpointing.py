@@ -1,21 +1,34 @@
-"""Checkpoints that let an interrupted training run continue exactly.
+"""Checkpoints that let an interrupted training run continue exactly, and survive a kill at any moment.
 
 A checkpoint is a `.keras` file (architecture, weights, optimizer state) plus
-a JSON file with the step reached and every random seed generator's state
-(Keras does not save those with the weights, and dropout masks after a resume
-would otherwise differ from an uninterrupted run). Both are written under
-temporary names, fsynced, then renamed, so a process killed mid-write leaves
-the previous checkpoint intact and loadable.
+`checkpoint.json`: the step reached, the name of that `.keras` file, and
+every random seed generator's state (Keras does not save those with the
+weights, and dropout masks after a resume would otherwise differ from an
+uninterrupted run).
+
+Crash safety: the model goes to a new file per step, `checkpoint-<step>.keras`
+(written under a temporary name, fsynced, renamed); only then is
+`checkpoint.json` replaced (temporary name, fsync, rename). That rename is
+the commit: a process killed at any moment leaves a `checkpoint.json` that
+names a complete `.keras` file of the same step, so the previous checkpoint
+stays intact and loadable. Older `.keras` files are deleted after the commit.
+`checkpoint.keras` is a hard link to the latest one, for people and tools
+that want a fixed name.
 """
 
+import glob
 import json
+import math
 import os
+import shutil
+import zipfile
 
 import keras
 import numpy as np
 
 MODEL_FILE = "checkpoint.keras"
 STATE_FILE = "checkpoint.json"
+_STEP_FILE = "checkpoint-{step:08d}.keras"
 
 
 def _seed_generators(model):
@@ -25,23 +38,48 @@ def _seed_generators(model):
     return generators
 
 
+def _fsync_directory(directory):
+    # The rename itself lives in the directory entry: without this a power
+    # loss could forget it. Not every platform can open a directory.
+    try:
+        fd = os.open(directory or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fsync_replace(tmp_path, final_path):
     with open(tmp_path, "rb") as f:
         os.fsync(f.fileno())
     os.replace(tmp_path, final_path)
+    _fsync_directory(os.path.dirname(final_path))
+
+
+def write_atomic_text(text, path):
+    """Writes `text` to `path` through a temporary file, fsync and an atomic rename."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    _fsync_directory(os.path.dirname(path))
 
 
 def write_atomic_json(data, path):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """`json.dump(data)` to `path`, atomically (see `write_atomic_text`)."""
+    write_atomic_text(json.dumps(data, indent=2, ensure_ascii=False), path)
 
 
 def save_model_atomic(model, path):
-    """`model.save(path)` through a temporary file and an atomic rename."""
+    """`model.save(path)` through a temporary file, fsync and an atomic rename."""
     tmp = f"{path}.tmp-{os.getpid()}.keras"
     try:
         model.save(tmp)
@@ -51,30 +89,76 @@ def save_model_atomic(model, path):
             os.remove(tmp)
 
 
+def _link_latest(directory, model_file):
+    """Points `checkpoint.keras` at `model_file` (a hard link, else a copy), atomically."""
+    source, link = os.path.join(directory, model_file), os.path.join(directory, MODEL_FILE)
+    tmp = f"{link}.tmp-{os.getpid()}"
+    if os.path.exists(tmp):
+        os.remove(tmp)
+    try:
+        os.link(source, tmp)
+    except OSError:
+        shutil.copyfile(source, tmp)
+    os.replace(tmp, link)
+
+
 def save_checkpoint(model, directory, step, extra=None):
-    """Writes `model` (with optimizer state) and `step` to `directory`, atomically."""
+    """Writes `model` (with optimizer state) and `step` to `directory`; a kill at any point keeps the last one."""
     os.makedirs(directory, exist_ok=True)
-    save_model_atomic(model, os.path.join(directory, MODEL_FILE))
+    model_file = _STEP_FILE.format(step=int(step))
+    save_model_atomic(model, os.path.join(directory, model_file))
     state = {
         "step": int(step),
+        "model_file": model_file,
         "seed_states": [keras.ops.convert_to_numpy(g.state).tolist() for g in _seed_generators(model)],
         **(extra or {}),
     }
-    write_atomic_json(state, os.path.join(directory, STATE_FILE))
+    write_atomic_json(state, os.path.join(directory, STATE_FILE))  # the commit
+    _link_latest(directory, model_file)
+    # Earlier steps' files, and temporary files of a process killed mid-write.
+    stale = set(glob.glob(os.path.join(directory, "checkpoint-*.keras")) + glob.glob(os.path.join(directory, "*.tmp-*")))
+    for path in stale - {os.path.join(directory, model_file)}:
+        os.remove(path)
+
+
+def read_checkpoint_state(directory):
+    """The committed `checkpoint.json` of `directory` as a dict, or None when there is none."""
+    path = os.path.join(directory, STATE_FILE)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            state = json.load(f)
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a readable checkpoint record: {error}") from None
+    if not isinstance(state, dict) or not isinstance(state.get("step"), int):
+        raise ValueError(f"{path} is not a checkpoint record (no integer 'step').")
+    return state
 
 
 def has_checkpoint(directory):
-    return os.path.exists(os.path.join(directory, MODEL_FILE)) and os.path.exists(os.path.join(directory, STATE_FILE))
+    state = read_checkpoint_state(directory)
+    if state is None:
+        return False
+    return os.path.isfile(os.path.join(directory, state.get("model_file", MODEL_FILE)))
 
 
 def load_checkpoint(directory):
     """(model, state dict) from `directory`; the model has its optimizer state and seed states back."""
-    model_path, state_path = os.path.join(directory, MODEL_FILE), os.path.join(directory, STATE_FILE)
-    if not has_checkpoint(directory):
-        raise FileNotFoundError(f"No checkpoint in {directory} (expected {MODEL_FILE} and {STATE_FILE}).")
-    with open(state_path, encoding="utf-8") as f:
-        state = json.load(f)
-    model = keras.saving.load_model(model_path)
+    state_path = os.path.join(directory, STATE_FILE)
+    state = read_checkpoint_state(directory)
+    if state is None:
+        raise FileNotFoundError(f"No checkpoint in {directory} (expected {STATE_FILE} and the .keras file it names).")
+    # Checkpoints written before per-step files name no file: checkpoint.keras.
+    model_path = os.path.join(directory, state.get("model_file", MODEL_FILE))
+    if not os.path.isfile(model_path):
+        raise FileNotFoundError(f"{state_path} names {model_path}, which does not exist.")
+    if not zipfile.is_zipfile(model_path):
+        raise ValueError(f"The checkpoint {model_path} is not a .keras file: not a zip archive (truncated?)")
+    try:
+        model = keras.saving.load_model(model_path)
+    except Exception as error:  # keras raises many types for a broken file
+        raise ValueError(f"Cannot load the checkpoint {model_path}: {type(error).__name__}: {error}") from None
     generators = _seed_generators(model)
     if len(generators) != len(state["seed_states"]):
         raise ValueError(
@@ -94,7 +178,7 @@ class ResumableCheckpoint(keras.callbacks.Callback):
     where every backend has its variables synced back to the model.
 
     Args:
-        directory: where `checkpoint.keras` and `checkpoint.json` go.
+        directory: where `checkpoint.json` and the `.keras` files go.
         steps_per_epoch: int, to record the global step.
         extra: dict written into checkpoint.json too (e.g. the job's arguments).
     """
@@ -107,3 +191,51 @@ class ResumableCheckpoint(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         save_checkpoint(self.model, self.directory, (epoch + 1) * self.steps_per_epoch, self.extra)
+
+
+class NonFiniteLossError(ValueError):
+    """Training produced a NaN or infinite loss (see `NonFiniteLossGuard`)."""
+
+
+class NonFiniteLossGuard(keras.callbacks.Callback):
+    """Stops training at the first step whose loss is NaN or infinite.
+
+    Raises `NonFiniteLossError` from the end of that step, naming the step and
+    the last checkpoint written (whose weights are from before the blow-up);
+    raising there also keeps the epoch-end checkpoint from saving broken
+    weights. Keras's own `TerminateOnNaN` stops quietly and lets the job save.
+
+    The loss Keras reports per step is the epoch's running mean, so it turns
+    non-finite exactly at the first bad step and stays so.
+
+    Args:
+        checkpoint_dir: the folder of `ResumableCheckpoint`, or None.
+        steps_per_epoch: steps per epoch, to give the global step; default
+            the `steps` Keras passes to callbacks.
+    """
+
+    def __init__(self, checkpoint_dir=None, steps_per_epoch=None):
+        super().__init__()
+        self.checkpoint_dir = checkpoint_dir
+        self.steps_per_epoch = steps_per_epoch
+        self._epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is None:
+            return
+        loss = float(np.asarray(keras.ops.convert_to_numpy(loss)))
+        if math.isfinite(loss):
+            return
+        steps_per_epoch = self.steps_per_epoch or (self.params or {}).get("steps") or 0
+        step = self._epoch * steps_per_epoch + batch + 1
+        last = "none was written"
+        if self.checkpoint_dir is not None:
+            state = read_checkpoint_state(self.checkpoint_dir)
+            if state is not None:
+                last = f"{self.checkpoint_dir} (step {state['step']}; resume from it with a lower learning rate)"
+        self.model.stop_training = True
+        raise NonFiniteLossError(f"the training loss became {loss} at step {step}; training stopped. Last good checkpoint: {last}.")

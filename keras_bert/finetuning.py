@@ -24,17 +24,27 @@ Output folder:
     eval_predictions.*    held-out predictions (.jsonl; predictions.json in SQuAD's format for qa)
     history.csv           per-epoch training (and validation) loss and metrics
     finetune.json         job arguments, backbone config, data counts, metrics, timings
+    checkpoints/          a resumable checkpoint at every epoch end (`--resume` continues from it)
 """
 
 import json
 import os
 import time
 import warnings
+import zipfile
 
 import keras
 import numpy as np
 
-from keras_bert.checkpointing import save_model_atomic, write_atomic_json
+from keras_bert.checkpointing import (
+    NonFiniteLossGuard,
+    ResumableCheckpoint,
+    has_checkpoint,
+    load_checkpoint,
+    save_model_atomic,
+    write_atomic_json,
+    write_atomic_text,
+)
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_sizes import BERT_SIZES
 from keras_bert.optimizers import create_optimizer
@@ -46,6 +56,9 @@ TASKS = ("classify", "regress", "ner", "qa", "multiple-choice")
 def _keras_backbone(path):
     import keras_bert.models  # noqa: F401  (registers the classes)
 
+    if not zipfile.is_zipfile(path):
+        # Keras itself would report "File not found" for a file that is there.
+        raise ValueError(f"--init {path} is not a .keras file: not a zip archive (truncated, or another format?)")
     try:
         model = keras.saving.load_model(path)
     except Exception as error:  # keras raises many types for a broken or foreign file
@@ -344,11 +357,24 @@ _TASK_CLASSES = {"classify": _Classify, "regress": _Regress, "ner": _Ner, "qa": 
 
 # --------------------------------------------------------------------------- the job
 def _write_jsonl(rows, path):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    write_atomic_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), path)
+
+
+# Job arguments a resumed run must share with the checkpoint's run: anything
+# else would silently continue a different training.
+_RESUME_KEYS = ("task", "train", "batch_size", "epochs", "steps", "learning_rate", "warmup_steps", "weight_decay",
+                "seed", "sequence_length", "length_buckets", "freeze_backbone")
+
+
+def _check_resumable(state, job, checkpoint_dir):
+    recorded = state.get("job", {})
+    different = {k: (recorded.get(k), job[k]) for k in _RESUME_KEYS if recorded.get(k) != job[k]}
+    if different:
+        shown = ", ".join(f"{k}: checkpoint {a!r} vs now {b!r}" for k, (a, b) in different.items())
+        raise ValueError(
+            f"--resume: the checkpoint in {checkpoint_dir} is from a different job ({shown}); use the same "
+            "arguments, or another --out folder."
+        )
 
 
 def finetune(
@@ -389,6 +415,7 @@ def finetune(
     question_column="sent2",
     choice_columns=None,
     length_buckets=None,
+    resume=False,
 ):
     """Fine-tunes a BERT task model on labelled files and evaluates it.
 
@@ -427,6 +454,9 @@ def finetune(
         length_buckets: optional sequence lengths, e.g. `[16, 32, 48]`: training
             batches group texts of similar length and drop the padding beyond
             them (see `TaskFeatures.dataset`); not for multiple choice.
+        resume: continue from the checkpoint in `output_dir/checkpoints` (one is
+            written at every epoch end); the run then ends with the weights an
+            uninterrupted run would have. Without a checkpoint it starts afresh.
 
     Returns:
         dict with `metrics` (held-out, when `eval`), `history`, data `counts`,
@@ -484,42 +514,74 @@ def finetune(
     if verbose:
         print(f"data: {counts}")
 
-    model = handler.model(backbone)
-    if freeze_backbone:
-        model.backbone.trainable = False
     # Full batches only (a partial last batch would cost XLA a second compiled
-    # step); every epoch reshuffles, so each example is left out only now and then.
-    drop_remainder = len(train_features) >= batch_size
-    steps_per_epoch = len(train_features) // batch_size if drop_remainder else 1
+    # step): the data repeats (reshuffled every pass) and an epoch is
+    # len // batch_size batches, so no example is ever left out. Fewer examples
+    # than a batch make one batch of all of them per epoch.
+    train_batch_size = min(batch_size, len(train_features))
+    steps_per_epoch = len(train_features) // train_batch_size
     steps = epochs * steps_per_epoch
     warmup_steps = int(warmup_ratio * steps)
-    model.compile(
-        optimizer=create_optimizer(
-            learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=warmup_steps, total_steps=steps
+    checkpoint_dir = os.path.join(output_dir, "checkpoints")
+    resumable = dict(
+        task=task, train=train, batch_size=batch_size, epochs=epochs, steps=steps, learning_rate=learning_rate,
+        warmup_steps=warmup_steps, weight_decay=weight_decay, seed=seed, sequence_length=sequence_length,
+        length_buckets=list(length_buckets) if length_buckets else None, freeze_backbone=freeze_backbone,
+    )
+    start_step = 0
+    if resume and has_checkpoint(checkpoint_dir):
+        model, state = load_checkpoint(checkpoint_dir)
+        _check_resumable(state, resumable, checkpoint_dir)
+        start_step = state["step"]
+        if verbose:
+            print(f"resuming from step {start_step} of {steps} ({checkpoint_dir})")
+    else:
+        if resume and verbose:
+            print(f"no checkpoint in {checkpoint_dir}: starting from scratch")
+        model = handler.model(backbone)
+        if freeze_backbone:
+            model.backbone.trainable = False
+        model.compile(
+            optimizer=create_optimizer(
+                learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=warmup_steps, total_steps=steps
+            )
         )
-    )
     os.makedirs(output_dir, exist_ok=True)
-    # Length buckets make the number of full batches per pass vary: repeat the
-    # data and count an epoch as len // batch_size steps instead.
+    # One seeded stream of batches for the whole run: a resumed run skips the
+    # batches already trained on and sees the same ones after them.
     train_data = train_features.dataset(
-        batch_size, shuffle=True, seed=seed, drop_remainder=drop_remainder, length_buckets=length_buckets,
-        repeat=bool(length_buckets),
-    )
+        train_batch_size, shuffle=True, seed=seed, drop_remainder=True, length_buckets=length_buckets, repeat=True,
+    ).skip(start_step)
+    # On JAX and torch, `fit` builds an unbuilt compiled loss and metrics from
+    # a batch it takes off its own iterator, and with `steps_per_epoch` that
+    # batch is never trained on; a fresh model has them unbuilt, a resumed one
+    # not, so the two runs would be a batch apart. Building them here, from a
+    # batch outside the training stream, keeps both on the same batches.
+    model._symbolic_build(data_batch=next(iter(train_features.dataset(train_batch_size).take(1))))
     validation = eval_features.dataset(batch_size) if eval_features is not None else None
     fit_started = time.time()
     with warnings.catch_warnings():
         # The pooler is unused by the token classifier and question answerer
         # (as in BERT); Keras warns that it gets no gradient.
         warnings.filterwarnings("ignore", message="Gradients do not exist for variables")
-        history = model.fit(
-            train_data,
-            epochs=epochs,
-            steps_per_epoch=steps_per_epoch if length_buckets else None,
-            validation_data=validation,
-            shuffle=False,  # the dataset reshuffles itself every epoch
-            callbacks=[keras.callbacks.CSVLogger(os.path.join(output_dir, "history.csv")), *callbacks],
-            verbose=verbose,
-        )
+        history = {}
+        if start_step < steps:
+            history = model.fit(
+                train_data,
+                epochs=epochs,
+                initial_epoch=start_step // steps_per_epoch,
+                steps_per_epoch=steps_per_epoch,
+                validation_data=validation,
+                shuffle=False,  # the dataset reshuffles itself every pass
+                callbacks=[
+                    # Raises at the end of a non-finite step, before the epoch's checkpoint.
+                    NonFiniteLossGuard(checkpoint_dir, steps_per_epoch),
+                    ResumableCheckpoint(checkpoint_dir, steps_per_epoch, extra={"job": resumable}),
+                    keras.callbacks.CSVLogger(os.path.join(output_dir, "history.csv"), append=start_step > 0),
+                    *callbacks,
+                ],
+                verbose=verbose,
+            ).history
     train_seconds = time.time() - fit_started
 
     metrics = {}
@@ -538,12 +600,10 @@ def finetune(
 
     save_model_atomic(model, os.path.join(output_dir, "model.keras"))
     vocab_path = os.path.join(output_dir, "vocab.txt")
-    with open(vocab_path + ".tmp", "w", encoding="utf-8") as f:
-        f.write("".join(token + "\n" for token in tokenizer.get_vocabulary()))
-    os.replace(vocab_path + ".tmp", vocab_path)
+    write_atomic_text("".join(token + "\n" for token in tokenizer.get_vocabulary()), vocab_path)
     if handler.label_names is not None:
         write_atomic_json(handler.label_names, os.path.join(output_dir, "labels.json"))
-    history = {k: [float(v) for v in values] for k, values in history.history.items()}
+    history = {k: [float(v) for v in values] for k, values in history.items()}
     job = dict(
         task=task, init=os.fspath(init), train=os.fspath(train), eval=os.fspath(eval) if eval else None,
         lowercase=tokenizer.lowercase, sequence_length=sequence_length, batch_size=batch_size, epochs=epochs,
@@ -560,6 +620,7 @@ def finetune(
         "train_seconds": round(train_seconds, 1),
         "wall_seconds": round(time.time() - started, 1),
         "output_dir": os.fspath(output_dir),
+        "resumed_from_step": start_step,
     }
     if options.get("read_stats"):
         summary["read_stats"] = options["read_stats"]
@@ -601,6 +662,8 @@ def add_finetune_arguments(parser):
                              "less compute on padding")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue from the last checkpoint in --out (one is written at every epoch end)")
     group = parser.add_argument_group("classify / regress / multiple-choice files")
     group.add_argument("--format", choices=["tsv", "csv", "jsonl"], help="default: from the file extension")
     group.add_argument("--no-header", action="store_true",
@@ -679,5 +742,6 @@ def run_finetune(args):
         question_column=_column(args.question_column, header) if args.question_column != "" else None,
         choice_columns=[_column(c, header) for c in args.choice_columns] if args.choice_columns else None,
         length_buckets=args.length_buckets,
+        resume=args.resume,
     )
     return 0

@@ -19,6 +19,7 @@ ValueError that names it, before any variable is written.
 """
 
 import os
+import zipfile
 
 from keras_bert.converters import tokenizer_files
 from keras_bert.converters.hf_checkpoint import is_hf_checkpoint, read_hf_config, read_hf_weights
@@ -215,11 +216,12 @@ class Checkpoint:
                 "from_pretrained takes only arguments that keep the weights' shapes "
                 f"({sorted(_FREE_ARGUMENTS)}). Received: {sorted(unknown)}"
             )
+        # Before reusing a loaded .keras model too: a wrong vocabulary must not pass there either.
+        self.check_vocabulary()
         if self.keras_model is not None:
             reused = self._reuse_keras_model(cls, kwargs)
             if reused is not None:
                 return reused
-        self.check_vocabulary()
         backbone = BertBackbone.from_config({**self.config, **kwargs})
         model = backbone if cls is BertBackbone else cls(backbone)
         return self.load_into(model)
@@ -298,6 +300,9 @@ def _read_keras(location, path):
     import keras_bert.models  # noqa: F401  (registers our classes for deserialisation)
     from keras_bert.models.bert_backbone import BertBackbone
 
+    if not zipfile.is_zipfile(path):
+        # Keras itself would report "File not found" for a file that is there.
+        raise ValueError(f"{path} is not a .keras file: not a zip archive (truncated, or another format?)")
     try:
         model = keras.saving.load_model(path)
     except Exception as error:  # keras raises many types for a broken or foreign file

@@ -209,7 +209,9 @@ def run_convert(args):
             cache_dir=args.cache_dir,
         )
     except (ValueError, OSError) as error:
-        print(f"keras-bert convert: error: {error}", file=sys.stderr)
+        if getattr(args, "debug", False):
+            raise
+        print(f"keras-bert convert: error: {' '.join(str(error).split())}", file=sys.stderr)  # one line
         return 1
     print(result.summary())
     return 0

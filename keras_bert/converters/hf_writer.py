@@ -101,8 +101,7 @@ def hf_tensors(model):
 
 def _vocabulary_lines(vocabulary):
     if isinstance(vocabulary, (str, os.PathLike)):
-        with open(vocabulary, encoding="utf-8") as f:
-            return [line.rstrip("\n") for line in f.readlines()]
+        return tokenizer_files.read_vocabulary_lines(vocabulary)
     if hasattr(vocabulary, "get_vocabulary"):
         vocabulary = vocabulary.get_vocabulary()
     elif hasattr(vocabulary, "vocabulary") and not isinstance(vocabulary, (list, tuple)):

@@ -8,11 +8,16 @@ answers from here, so it lowercases exactly when the checkpoint was trained on
 lowercased text.
 """
 
+import io
 import json
 import os
 import re
 
+from keras_bert._utf8 import read_utf8
+
 VOCABULARY_FILE = "vocab.txt"
+# BertTokenizer's SPECIAL_TOKENS (repeated here: this module stays free of TensorFlow).
+REQUIRED_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 
 # Google's release folders say it in their names: uncased_L-12_H-768_A-12,
@@ -51,24 +56,59 @@ def find_vocabulary(path):
     return candidate if os.path.isfile(candidate) else None
 
 
+def read_vocabulary_lines(vocabulary_file):
+    """The tokens of a `vocab.txt`, one per line, read the way Hugging Face does."""
+    try:
+        text = read_utf8(vocabulary_file, strip_bom=False)
+    except OSError as error:
+        raise ValueError(f"Cannot read the vocabulary {vocabulary_file}: {error}") from None
+    with io.StringIO(text, newline=None) as f:
+        return [line.rstrip("\n") for line in f.readlines()]
+
+
 def count_vocabulary(vocabulary_file):
     """Number of tokens in a `vocab.txt`: its lines, read the way Hugging Face does."""
-    try:
-        with open(vocabulary_file, encoding="utf-8") as f:
-            return len(f.readlines())
-    except (OSError, UnicodeDecodeError) as error:
-        raise ValueError(f"Cannot read the vocabulary {vocabulary_file}: {error}") from None
+    return len(read_vocabulary_lines(vocabulary_file))
+
+
+def check_vocabulary_tokens(vocabulary_file, tokens=None):
+    """Raises ValueError, naming the file and the lines, for duplicated tokens or missing special tokens.
+
+    A token's id is its line number, so a duplicate leaves one of its ids
+    unreachable and shifts nothing visibly: the model would silently read
+    text with the wrong ids.
+    """
+    tokens = read_vocabulary_lines(vocabulary_file) if tokens is None else tokens
+    first, duplicates = {}, []
+    for number, token in enumerate(tokens, start=1):
+        if token in first:
+            duplicates.append(f"{token!r} on lines {first[token]} and {number}")
+        else:
+            first[token] = number
+    if duplicates:
+        raise ValueError(
+            f"The vocabulary {vocabulary_file} has {len(duplicates)} duplicated token(s): "
+            f"{'; '.join(duplicates[:5])}{' ...' if len(duplicates) > 5 else ''}; every token must appear once."
+        )
+    missing = [t for t in REQUIRED_TOKENS if t not in first]
+    if missing:
+        raise ValueError(
+            f"The vocabulary {vocabulary_file} lacks the special token(s) {missing}; a BERT vocabulary must "
+            f"contain all of {list(REQUIRED_TOKENS)}."
+        )
 
 
 def check_vocabulary_size(vocabulary_file, rows, embedding_name="embeddings.word_embeddings.weight"):
-    """Raises ValueError when `vocab.txt` and the token embedding disagree in size.
+    """Raises ValueError when `vocab.txt` is not a BERT vocabulary or disagrees in size with the token embedding.
 
     Args:
         vocabulary_file: path of the `vocab.txt`.
         rows: number of rows of the token embedding matrix.
         embedding_name: the embedding's name in the checkpoint, for the message.
     """
-    size = count_vocabulary(vocabulary_file)
+    tokens = read_vocabulary_lines(vocabulary_file)
+    check_vocabulary_tokens(vocabulary_file, tokens)
+    size = len(tokens)
     if size != rows:
         raise ValueError(
             f"The vocabulary {vocabulary_file} has {size} tokens but the token embedding matrix "

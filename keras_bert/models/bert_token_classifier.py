@@ -49,6 +49,8 @@ class BertTokenClassifier(BertTask):
     ```
     """
 
+    ignored_label = IGNORE_LABEL
+
     def __init__(
         self,
         backbone,

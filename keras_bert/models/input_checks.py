@@ -111,3 +111,46 @@ def check_fit_data(x, config, names, where):
     """Checks `x` of `fit`/`predict`/`evaluate` when it is a dict of arrays."""
     if isinstance(x, Mapping):
         check_inputs(x, config, names=names, where=where)
+        first = x.get(names[0])
+        # Keras's predict loop crashes on zero examples (and on JAX leaves the
+        # model unable to predict again): say so instead.
+        if _concrete(first) is not None and np.shape(first)[0] == 0:
+            raise ValueError(f"{where}: the inputs hold 0 examples (`{names[0]}` has shape {tuple(np.shape(first))}).")
+
+
+def check_labels(y, num_classes, where, ignored_label=None):
+    """Raises ValueError for concrete labels a `num_classes`-way head cannot learn from.
+
+    Class ids must be integers in `[0, num_classes)` (or `ignored_label`); a
+    float label like 0.5 would be truncated and an out-of-range id silently
+    trains on garbage on JAX (its gather does not raise). With
+    `num_classes=1` (regression) targets must be finite numbers. Labels
+    inside a `tf.data.Dataset` cannot be seen here; the readers check those.
+
+    Args:
+        y: the labels given to `fit`/`evaluate` (checked when concrete).
+        num_classes: the head's output size.
+        where: the model's name, for messages.
+        ignored_label: an id that marks positions to ignore (e.g. -100), or None.
+    """
+    values = None if isinstance(y, Mapping) else _concrete(y)
+    if values is None or values.size == 0:
+        return
+    if values.dtype.kind not in "biuf":
+        raise ValueError(f"{where}: labels must be numbers. Received dtype {values.dtype}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{where}: labels must be finite. Received {values[~np.isfinite(values)][0]}")
+    if num_classes == 1:
+        return
+    if values.dtype.kind == "f" and not np.all(values == np.round(values)):
+        bad = values[values != np.round(values)][0]
+        raise ValueError(f"{where}: class labels must be integer ids. Received {bad} (dtype {values.dtype})")
+    valid = (values >= 0) & (values < num_classes)
+    if ignored_label is not None:
+        valid |= values == ignored_label
+    if not np.all(valid):
+        extra = f" or {ignored_label}" if ignored_label is not None else ""
+        raise ValueError(
+            f"{where}: class labels must be in [0, {num_classes}){extra} (num_classes={num_classes}). "
+            f"Received {values[~valid][0]}"
+        )

@@ -1,5 +1,6 @@
 """BERT's WordPiece tokenizer on TensorFlow ops, id-for-id equal to Hugging Face's."""
 
+import io
 import json
 import os
 
@@ -7,6 +8,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_bert._utf8 import read_utf8
 from keras_bert.preprocessing import _bert_text
 
 # Plain graph code without Python control flow on tensors: skipping AutoGraph
@@ -33,7 +35,9 @@ def load_vocabulary(path):
     Returns:
         A list of token strings.
     """
-    with open(path, encoding="utf-8") as f:
+    # Hugging Face's reading: universal newlines, a byte-order mark kept as
+    # part of the first token; bad bytes are reported as path:line.
+    with io.StringIO(read_utf8(path, strip_bom=False), newline=None) as f:
         return [line.rstrip("\n") for line in f.readlines()]
 
 

@@ -165,11 +165,28 @@ class BertInputPacker:
             s if isinstance(s, tf.RaggedTensor) else tf.RaggedTensor.from_tensor(s)
             for s in segments
         ]
+        if len(segments) == 2:
+            segments = self._check_pairs(segments)
         segments = self._trim(segments)
         outputs = self._pack(segments)
         if unbatched:
             outputs = {k: v[0] for k, v in outputs.items()}
         return outputs
+
+    @staticmethod
+    def _check_pairs(segments):
+        """Both segments must hold the same number of examples (a pair needs both sides)."""
+        rows_a, rows_b = segments[0].nrows(), segments[1].nrows()
+        static_a, static_b = tf.get_static_value(rows_a), tf.get_static_value(rows_b)
+        message = "every pair needs both texts: `segment_a` and `segment_b` must hold the same number of examples"
+        if static_a is not None and static_b is not None:
+            if static_a != static_b:
+                raise ValueError(f"{message}; received {static_a} and {static_b}")
+            return segments
+        # Batch sizes known only at run time (inside tf.data): check there.
+        check = tf.debugging.assert_equal(rows_a, rows_b, message=message)
+        with tf.control_dependencies([check]):
+            return [segments[0].with_values(tf.identity(segments[0].values)), segments[1]]
 
     def _to_ids(self, segment):
         if not isinstance(segment, tf.RaggedTensor):

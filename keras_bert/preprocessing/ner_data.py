@@ -15,6 +15,7 @@ characters), get "O" when predictions are mapped back; both are counted in
 """
 
 import dataclasses
+import io
 import os
 import re
 
@@ -22,6 +23,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert._utf8 import read_utf8
 from keras_bert.preprocessing.input_packer import BertInputPacker
 from keras_bert.preprocessing.task_features import TaskFeatures
 
@@ -80,7 +82,8 @@ def read_conll(path, word_column=0, tag_column=-1, labelled=True):
             sentences.append(TaggedSentence(words, tags if labelled else None, f"{path}:{first}"))
         words, tags, first = [], [], None
 
-    with open(path, encoding="utf-8-sig") as f:
+    # LF, CRLF and CR line ends alike; bad bytes are reported as path:line.
+    with io.StringIO(read_utf8(path), newline=None) as f:
         for number, line in enumerate(f, start=1):
             fields = line.split()
             if not fields:

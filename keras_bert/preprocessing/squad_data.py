@@ -25,6 +25,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from keras_bert._utf8 import read_utf8
 from keras_bert.preprocessing.task_features import TaskFeatures, window_spans
 
 ON_MISMATCH = ("raise", "skip")
@@ -93,11 +94,12 @@ def read_squad(path, on_mismatch="raise", stats=None):
         raise ValueError(f"`on_mismatch` must be one of {ON_MISMATCH}. Received: on_mismatch={on_mismatch!r}")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"No such file: {path}")
-    with open(path, encoding="utf-8-sig") as f:
-        try:
-            root = json.load(f)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+    try:
+        root = json.loads(read_utf8(path))
+    except json.JSONDecodeError as error:
+        raise ValueError(
+            f"{path}:{error.lineno}: not valid JSON ({error.msg}, column {error.colno}); truncated or hand-edited?"
+        ) from None
     articles = _require(root, "data", list, f"{path}: not SQuAD JSON (expected {{'data': [...]}});")
     examples, seen, skipped = [], {}, 0
     for i, article in enumerate(articles):

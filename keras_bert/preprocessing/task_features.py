@@ -10,14 +10,20 @@
 """
 
 import csv
+import io
 import json
 import os
 
 import numpy as np
 import tensorflow as tf
 
+from keras_bert._utf8 import read_utf8
+
 FORMATS = ("tsv", "csv", "jsonl")
 _EXTENSIONS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl"}
+# The csv module refuses fields over 128 KiB by default; a long document is
+# legitimate input (texts longer than the model are windowed or truncated).
+_LARGEST_FIELD = 2**31 - 1
 
 
 def table_format(path, format=None):
@@ -41,7 +47,8 @@ def read_table(path, format=None, header=True):
     TSV is read as GLUE writes it: tab-separated, no quoting (a `"` is part of
     the text). CSV follows RFC 4180 (quoted fields may hold commas and line
     breaks). JSON Lines holds one object per line. Blank lines are skipped;
-    CRLF line ends and a UTF-8 byte-order mark are accepted.
+    LF, CRLF and CR line ends (mixed, too) and a UTF-8 byte-order mark are
+    accepted; fields may be of any length.
 
     Args:
         path: the file.
@@ -55,14 +62,15 @@ def read_table(path, format=None, header=True):
         (column name → string, or the JSON object) or, without a header, a list.
 
     Raises:
-        ValueError: a row with more or fewer fields than the header, or a line
-        that is not a JSON object, naming `path:line`.
+        ValueError: a row with more or fewer fields than the header, a line
+        that is not a JSON object, or bytes that are not UTF-8, naming `path:line`.
     """
     path = os.fspath(path)
     format = table_format(path, format)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"No such file: {path}")
-    with open(path, encoding="utf-8-sig", newline="") as f:
+    # newline="": the csv module sees every line end as written (CRLF inside a quoted field stays).
+    with io.StringIO(read_utf8(path), newline="") as f:
         if format == "jsonl":
             for number, line in enumerate(f, start=1):
                 if not line.strip():
@@ -80,6 +88,7 @@ def read_table(path, format=None, header=True):
         else:
             reader = csv.reader(f)
         names, start = None, 1
+        field_limit = csv.field_size_limit(_LARGEST_FIELD)
         try:
             for fields in reader:
                 number, start = start, reader.line_num + 1
@@ -101,6 +110,8 @@ def read_table(path, format=None, header=True):
                     yield number, fields
         except csv.Error as error:
             raise ValueError(f"{path}:{reader.line_num}: {error}") from None
+        finally:
+            csv.field_size_limit(field_limit)
 
 
 def get_column(row, column, path, number):

@@ -1,0 +1,71 @@
+"""Shared pieces of the robustness suite: data, the CLI runner, child processes, weight comparison."""
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TASK_FIXTURES = REPO_ROOT / "tests" / "tasks" / "fixtures"
+FIXTURE_VOCAB = TASK_FIXTURES / "vocab.txt"
+AUSTEN = (REPO_ROOT / ".." / "shared" / "data" / "austen").resolve()
+
+# On torch a resumed run is not bit-exact: the pretraining job test measured
+# max |Δ| = 7.0e-4 after two resumed steps, cause still open (see
+# tests/jobs/test_pretraining_job.py). This bound still catches a resume that
+# restarts the schedule, the data or the optimizer state (those move weights
+# by ~1e-2 and more at the learning rates used here).
+TORCH_RESUME_BOUND = 5e-3
+
+
+def run_cli(argv):
+    """`keras_bert.cli.main(argv)` in this process: (exit status, stdout, stderr).
+
+    argparse errors exit through SystemExit; its code is the status.
+    """
+    from keras_bert.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main([str(a) for a in argv])
+        except SystemExit as exit:
+            status = exit.code
+    return status, out.getvalue(), err.getvalue()
+
+
+def run_child(script, *args, timeout=300):
+    """Runs `script` in a fresh Python on this backend; returns the CompletedProcess."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    return subprocess.run(
+        [sys.executable, "-c", script, *[str(a) for a in args]],
+        env=env, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT,
+    )
+
+
+def model_weights(path):
+    import keras_bert.models  # noqa: F401  (registers the classes)
+
+    model = keras.saving.load_model(str(path))
+    return [keras.ops.convert_to_numpy(w) for w in model.weights]
+
+
+def max_weight_delta(path_a, path_b):
+    a, b = model_weights(path_a), model_weights(path_b)
+    assert len(a) == len(b) and all(x.shape == y.shape for x, y in zip(a, b))
+    return float(max(np.max(np.abs(x.astype("float64") - y.astype("float64"))) for x, y in zip(a, b)))
+
+
+def assert_resumed_equal(delta, what):
+    """Exact on TensorFlow and JAX; within TORCH_RESUME_BOUND on torch."""
+    print(f"{keras.backend.backend()} {what}: max |Δ| resumed vs uninterrupted = {delta:.3g}")
+    if keras.backend.backend() == "torch":
+        assert delta <= TORCH_RESUME_BOUND, delta
+    else:
+        assert delta == 0.0, delta
