@@ -8,14 +8,19 @@
   with `bert_layout_map`, which shards attention over heads, the feed-forward
   network over its intermediate dimension and the token embedding over the
   vocabulary, replicating everything else).
-- torch backend: one device. Asking for a distribution there raises.
+- torch backend: one device (the default CPU or GPU). Asking for a
+  distribution there raises a `ValueError` that says so.
+
+The pretraining job (`keras_bert.pretraining.pretrain`, `keras-bert pretrain
+--strategy ...`) uses these: `batch_size` is the global batch, split across
+the data-parallel replicas; only the chief writes files.
 
 Examples:
 ```python
 with keras_bert.distribution.strategy_scope("data-parallel"):     # JAX
     model = keras_bert.BertPretrainer(keras_bert.BertBackbone.from_size("base"))
     model.compile()
-model.fit(dataset)
+    model.fit(dataset)  # inside: keras.distribution shards the batches of fit
 
 with keras_bert.distribution.strategy_scope("model-parallel", mesh_shape=(2, 4)):
     ...
@@ -51,7 +56,10 @@ def bert_layout_map(device_mesh, model_axis="model"):
     | feed-forward output kernel | (intermediate, hidden) | intermediate |
 
     Everything else (LayerNorms, position and segment embeddings, pooler,
-    heads, the biases that are summed across shards) is replicated.
+    heads, the biases that are summed across shards) is replicated. Use it
+    with `BertModelParallel` (what `create_strategy("model-parallel")`
+    makes), which moves a shard whose dimension the mesh axis does not divide
+    (e.g. a vocabulary of 30522 over 4 devices) to another dimension.
 
     Args:
         device_mesh: a `keras.distribution.DeviceMesh` with an axis named `model_axis`.
@@ -77,19 +85,90 @@ def bert_layout_map(device_mesh, model_axis="model"):
     return layout_map
 
 
+class BertModelParallel(keras.distribution.ModelParallel):
+    """`keras.distribution.ModelParallel` that never asks for an uneven split.
+
+    JAX refuses to shard a dimension that the mesh axis does not divide
+    (`IndivisibleError`), and real BERT sizes hit that: Google's English
+    vocabulary has 30522 tokens, which does not split 4 or 8 ways. Where the
+    layout map shards such a dimension, the mesh axis moves to the first
+    other dimension of the variable that it divides (for the token embedding:
+    the hidden axis), or the variable is replicated.
+    """
+
+    def get_variable_layout(self, variable):
+        layout = super().get_variable_layout(variable)
+        sizes = dict(zip(self.device_mesh.axis_names, self.device_mesh.shape))
+        axes = list(layout.axes)
+        for i, name in enumerate(layout.axes):
+            if name is None or variable.shape[i] % sizes[name] == 0:
+                continue
+            axes[i] = None
+            even = [j for j, dim in enumerate(variable.shape) if axes[j] is None and j != i and dim % sizes[name] == 0]
+            if even:
+                axes[even[0]] = name
+        if axes == list(layout.axes):
+            return layout
+        return keras.distribution.TensorLayout(axes, self.device_mesh)
+
+
 def _check_backend(name):
     backend = keras.backend.backend()
+    if backend == "torch":
+        raise ValueError(
+            f"strategy {name!r} was requested, but on the torch backend keras_bert trains on one device "
+            "(the default CPU or GPU) and offers no distribution. Use KERAS_BACKEND=tensorflow for "
+            "'mirrored', 'multi-worker' or 'tpu', or KERAS_BACKEND=jax for 'data-parallel' or 'model-parallel'."
+        )
     if name in TF_STRATEGIES and backend != "tensorflow":
         raise ValueError(
             f"strategy {name!r} is a tf.distribute strategy and needs KERAS_BACKEND=tensorflow "
             f"(current backend: {backend}). On JAX use 'data-parallel' or 'model-parallel'."
         )
     if name in JAX_STRATEGIES and backend != "jax":
-        hint = "use 'mirrored' or 'multi-worker'" if backend == "tensorflow" else "the torch backend runs on one device"
         raise ValueError(
             f"strategy {name!r} uses keras.distribution, which keras_bert supports on the JAX backend "
-            f"(current backend: {backend}); {hint}."
+            f"(current backend: {backend}); use 'mirrored' or 'multi-worker'."
         )
+
+
+def _multi_worker_strategy():
+    """A `tf.distribute.MultiWorkerMirroredStrategy` whose `reduce` takes what Keras 3.15 passes it.
+
+    Keras 3.15's TensorFlow trainer makes two `strategy.reduce` calls that
+    `MultiWorkerMirroredStrategy` refuses once there is more than one worker
+    (tensorflow/tensorflow#72388):
+
+    - `_maybe_symbolic_build` reduces the whole first batch, a dict of
+      `PerReplica` inputs, with `axis=None`. `MirroredStrategy`'s
+      `_reduce_to` maps over nested structures; the collective one passes the
+      dict to `CrossDeviceOps.reduce` as one value, which fails in
+      `convert_to_tensor` ("Attempt to convert a value ({'token_ids': ...})
+      with an unsupported type (<class 'dict'>) to a Tensor").
+    - `reduce_per_replica` reduces every scalar log (loss, metric results)
+      with `strategy.reduce("MEAN", v, axis=0)` when in multi-worker mode;
+      `axis=0` first reduces within each replica's tensor, and a scalar has
+      no axis 0 ("Invalid reduction dimension 0 for input with 0 dimensions").
+
+    This subclass maps `reduce` over nested structures and reduces rank-0
+    values across replicas only (`axis=None`, which the `Strategy.reduce`
+    docs prescribe for tensors without a batch dimension). Every other call
+    is passed through unchanged, and the training step itself is untouched.
+    """
+    import tensorflow as tf
+
+    class KerasMultiWorkerMirroredStrategy(tf.distribute.MultiWorkerMirroredStrategy):
+        def reduce(self, reduce_op, value, axis):
+            def reduce_one(v):
+                rank = self.experimental_local_results(v)[0].shape.rank
+                return super(KerasMultiWorkerMirroredStrategy, self).reduce(
+                    reduce_op, v, axis=None if rank == 0 else axis
+                )
+
+            # PerReplica values are composite tensors: nest treats them as leaves.
+            return tf.nest.map_structure(reduce_one, value)
+
+    return KerasMultiWorkerMirroredStrategy()
 
 
 def create_strategy(name, mesh_shape=None, tpu=None):
@@ -99,7 +178,9 @@ def create_strategy(name, mesh_shape=None, tpu=None):
         name: one of "none", "mirrored", "multi-worker", "tpu", "data-parallel", "model-parallel".
         mesh_shape: (data, model) device-mesh shape for "model-parallel";
             default (1, number of devices).
-        tpu: TPU address for "tpu" ("" or None finds the Colab/Cloud TPU).
+        tpu: for "tpu": None or "local" for a TPU attached to this VM (Colab's
+            TPU runtimes and Cloud TPU VMs); a TPU name or grpc:// address for
+            a TPU reached over the network ("" asks the Cloud TPU metadata).
 
     Returns:
         None for "none", a `tf.distribute.Strategy` for the TensorFlow ones,
@@ -118,9 +199,11 @@ def create_strategy(name, mesh_shape=None, tpu=None):
         if name == "multi-worker":
             if "TF_CONFIG" not in os.environ:
                 raise ValueError("strategy 'multi-worker' needs the TF_CONFIG environment variable (cluster and task).")
-            return tf.distribute.MultiWorkerMirroredStrategy()
-        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or "")
-        tf.config.experimental_connect_to_cluster(resolver)
+            return _multi_worker_strategy()
+        tpu = "local" if tpu is None else tpu
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
+        if tpu != "local":  # a remote TPU: its TensorFlow server runs the steps
+            tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
         return tf.distribute.TPUStrategy(resolver)
     devices = keras.distribution.list_devices()
@@ -132,26 +215,105 @@ def create_strategy(name, mesh_shape=None, tpu=None):
             f"`mesh_shape` must be (data, model) with data * model = {len(devices)} devices. Received: {mesh_shape}"
         )
     mesh = keras.distribution.DeviceMesh(shape=mesh_shape, axis_names=("batch", "model"), devices=devices)
-    return keras.distribution.ModelParallel(layout_map=bert_layout_map(mesh), batch_dim_name="batch")
+    return BertModelParallel(layout_map=bert_layout_map(mesh), batch_dim_name="batch")
 
 
 @contextlib.contextmanager
-def strategy_scope(name="none", mesh_shape=None, tpu=None):
+def strategy_scope(strategy="none", mesh_shape=None, tpu=None):
     """A context in which models, optimizers and `fit` run distributed.
 
-    Build and compile the model inside it; for tf.distribute strategies also
-    call `fit` inside (Keras does that for you when the model was built there).
+    Build and compile the model inside it. tf.distribute models remember their
+    strategy, so `fit` may run outside; keras.distribution (JAX) needs `fit`
+    inside too, to shard the batches.
+
+    Args:
+        strategy: a name (see `create_strategy`), or a strategy / distribution
+            made earlier (e.g. "multi-worker", which must exist before any
+            other TensorFlow work), or None.
+        mesh_shape, tpu: see `create_strategy` (names only).
 
     Yields:
         The strategy or distribution object (None for "none").
     """
-    strategy = create_strategy(name, mesh_shape=mesh_shape, tpu=tpu)
+    strategy = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
     if strategy is None:
         yield None
         return
     # tf.distribute strategies and keras.distribution objects both offer scope().
     with strategy.scope():
         yield strategy
+
+
+def resolve_strategy(strategy, mesh_shape=None, tpu=None):
+    """`create_strategy(strategy, ...)` for a name; None and strategy objects pass through."""
+    if strategy is None or not isinstance(strategy, str):
+        return strategy
+    return create_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
+
+
+def prepare_dataset(dataset, strategy):
+    """`dataset` made ready for `strategy`'s `fit`: static shapes for TPUs, data sharding across workers.
+
+    Keras distributes a `tf.data` input itself (tf.distribute) or shards each
+    batch (keras.distribution); two things are left to the caller:
+
+    - TPU: every shape must be static (see `check_static_shapes`).
+    - More than one worker: every worker runs the same seeded pipeline and
+      keeps its replicas' share of each global batch (`AutoShardPolicy.DATA`).
+      The default (AUTO) would first try to shard by input file, which the
+      pretraining pipeline does not read through `tf.data`, and, for
+      TFRecords, would give each worker other examples than a one-process
+      run sees at the same step.
+    """
+    if strategy is None or keras.backend.backend() != "tensorflow":
+        return dataset
+    import tensorflow as tf
+
+    if is_tpu_strategy(strategy):
+        check_static_shapes(dataset)
+    if strategy.extended._in_multi_worker_mode():  # private; Keras and tf.distribute test it the same way
+        options = tf.data.Options()
+        options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+        dataset = dataset.with_options(options)
+    return dataset
+
+
+def data_parallel_size(strategy):
+    """How many ways the global batch is split: replicas in sync, or the mesh's batch axis."""
+    if strategy is None:
+        return 1
+    if hasattr(strategy, "device_mesh"):  # keras.distribution (which exports no base class)
+        mesh = strategy.device_mesh
+        return mesh.shape[list(mesh.axis_names).index(strategy.batch_dim_name)]
+    return strategy.num_replicas_in_sync
+
+
+def is_tpu_strategy(strategy):
+    if strategy is None or keras.backend.backend() != "tensorflow":
+        return False
+    import tensorflow as tf
+
+    return isinstance(strategy, tf.distribute.TPUStrategy)
+
+
+def check_static_shapes(dataset):
+    """Raises unless every component of `dataset`'s elements has a fully known shape.
+
+    TPUStrategy compiles the training step with XLA for fixed shapes, and
+    TensorFlow's TPU guide asks for `drop_remainder=True` so that every batch
+    has one static shape. A batch dimension of None (a `tf.data` batch
+    without `drop_remainder`) or an unpadded sequence length breaks that; the
+    pretraining job checks it before it starts, naming the offending input.
+    """
+    paths = keras.tree.flatten_with_path(dataset.element_spec)
+    dynamic = [
+        f"{'/'.join(map(str, path))}: {spec.shape}" for path, spec in paths if not spec.shape.is_fully_defined()
+    ]
+    if dynamic:
+        raise ValueError(
+            "TPUs need fully static shapes (batch with drop_remainder=True, pad to a fixed sequence length). "
+            f"Not static: {', '.join(dynamic)}"
+        )
 
 
 def is_chief():

@@ -1,16 +1,20 @@
 """Distributed-training scenarios, each run as its own process by test_distribution.py.
 
 Device counts must be fixed before TensorFlow or JAX starts, so every
-scenario gets a fresh process. Each trains a tiny BertPretrainer for a few
-steps on fixed batches (dropout 0, so every layout computes the same
-function), first on one device, then distributed from the same initial
-weights, and prints one JSON line: per-step losses of each run and, for
-model parallel, the shardings actually applied.
+scenario gets a fresh process. The local and multi-worker scenarios run the
+real pretraining job (`pretrain()`, or `keras-bert pretrain` through the CLI)
+on the small corpus in $CORPUS: first on one device, then distributed with
+the same global batch, seed and initial weights (dropout 0, so every layout
+computes the same function). Each prints one JSON line with the per-step
+losses of every run and what the runs left behind (shardings, replica
+counts, files written).
 
-    python distribution_worker.py jax-local                 # 4 host devices: single, data-parallel, model-parallel
-    python distribution_worker.py tf-local                  # 2 logical CPUs: single, mirrored
-    python distribution_worker.py multi-worker INDEX        # with TF_CONFIG set, one of two workers
+    python distribution_worker.py jax-local                 # 4 host devices: single, data-parallel (CLI), model-parallel
+    python distribution_worker.py tf-local                  # 2 logical CPUs: single, mirrored (CLI)
+    python distribution_worker.py multi-worker INDEX        # with TF_CONFIG set, one of two workers (tf-local has the reference)
     python distribution_worker.py jax-distributed INDEX     # with COORDINATOR set, one of two processes
+
+$CORPUS holds train.txt and vocab.txt; runs write under $OUT.
 """
 
 import json
@@ -33,7 +37,6 @@ if SCENARIO == "tf-local":
 
 import keras  # noqa: E402
 
-
 if SCENARIO == "jax-distributed":
     import jax
 
@@ -41,8 +44,79 @@ if SCENARIO == "jax-distributed":
     keras.distribution.initialize(job_addresses=os.environ["COORDINATOR"], num_processes=2, process_id=PROCESS_ID)
 
 import keras_bert  # noqa: E402
+from keras_bert.cli import main as cli  # noqa: E402
 from keras_bert.distribution import create_strategy, is_chief, strategy_scope  # noqa: E402
+from keras_bert.pretraining import pretrain  # noqa: E402
 
+CORPUS, OUT = os.environ.get("CORPUS", ""), os.environ.get("OUT", "")
+# A learning rate large enough that a wrong gradient or update shows in the
+# next step's loss by far more than the 1e-4 tolerance.
+JOB = dict(size="tiny", sequence_length=32, batch_size=8, steps=3, checkpoint_every=1, learning_rate=1e-2, dropout=0.0, seed=0)
+
+
+class Recorder(keras.callbacks.Callback):
+    """Per-step losses (epochs are one step long) and the variables' shardings at the start."""
+
+    def on_train_begin(self, logs=None):
+        self.losses, self.shardings = [], shardings(self.model)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.losses.append(float(logs["loss"]))
+
+
+def run_pretrain(out, **options):
+    recorder = Recorder()
+    pretrain(
+        corpus=[os.path.join(CORPUS, "train.txt")], vocabulary=os.path.join(CORPUS, "vocab.txt"),
+        output_dir=os.path.join(OUT, out), tensorboard=False, verbose=0, callbacks=[recorder], **{**JOB, **options},
+    )
+    return recorder
+
+
+def run_cli(out, *flags):
+    arguments = [f"--{k.replace('_', '-')}={v}" for k, v in JOB.items()]
+    status = cli([
+        "pretrain", "--corpus", os.path.join(CORPUS, "train.txt"), "--vocab", os.path.join(CORPUS, "vocab.txt"),
+        *arguments, "--no-tensorboard", "--out", os.path.join(OUT, out), *flags,
+    ])
+    assert status == 0, status
+    with open(os.path.join(OUT, out, "history.csv")) as f:
+        rows = [line.split(",") for line in f.read().splitlines()]
+    column = rows[0].index("loss")
+    with open(os.path.join(OUT, out, "config.json")) as f:
+        job = json.load(f)["job"]
+    return [float(row[column]) for row in rows[1:]], job
+
+
+def one_device():
+    """The TensorFlow reference: one device, under a strategy all the same.
+
+    Under any tf.distribute strategy Keras 3.15's `fit` takes one batch from
+    a first iterator to build the model, then starts a new one; the dynamic
+    pretraining pipeline counts iterators as epochs, so training starts on its
+    second pass of pairs and masks. A `OneDeviceStrategy` run goes through the
+    same code, so both runs train on the same batches.
+    """
+    import tensorflow as tf
+
+    return tf.distribute.OneDeviceStrategy("/cpu:0")
+
+
+def files_in(out):
+    folder = os.path.join(OUT, out)
+    return sorted(os.path.relpath(os.path.join(root, name), folder) for root, _, names in os.walk(folder) for name in names)
+
+
+def shardings(model):
+    result = {}
+    for variable in model.trainable_variables:
+        spec = getattr(getattr(variable.value, "sharding", None), "spec", None)
+        result[variable.path] = None if spec is None else [None if a is None else str(a) for a in spec]
+    return result
+
+
+# jax-distributed: fixed batches through train_on_batch (the pretraining
+# pipeline is not sharded per process; see the README).
 GLOBAL_BATCH, STEPS, VOCAB, LENGTH = 8, 4, 64, 16
 
 
@@ -61,12 +135,15 @@ def batches():
         yield x, y, w
 
 
-def build(weights=None):
-    backbone = keras_bert.BertBackbone(
+def tiny_backbone():
+    return keras_bert.BertBackbone(
         vocabulary_size=VOCAB, num_layers=2, num_heads=4, hidden_dim=16, intermediate_dim=32,
         max_sequence_length=LENGTH, dropout=0.0,
     )
-    model = keras_bert.BertPretrainer(backbone)
+
+
+def build(weights=None):
+    model = keras_bert.BertPretrainer(tiny_backbone())
     # SGD: Keras' TensorFlow Adam updates embedding rows lazily (sparse
     # gradients), so only SGD gives the same numbers on every backend.
     model.compile(optimizer=keras.optimizers.SGD(0.5))
@@ -75,59 +152,46 @@ def build(weights=None):
     return model
 
 
-def train(model, use_fit):
-    import tensorflow as tf
-
-    losses = []
-    for x, y, w in batches():
-        if use_fit:  # tf.distribute: fit distributes the global batch across replicas
-            history = model.fit(tf.data.Dataset.from_tensors((x, y, w)), epochs=1, verbose=0)
-            losses.append(float(history.history["loss"][0]))
-        else:
-            losses.append(float(model.train_on_batch(x, y, sample_weight=w, return_dict=True)["loss"]))
-    return losses
-
-
-def shardings(model):
-    result = {}
-    for variable in model.trainable_variables:
-        spec = getattr(variable.value.sharding, "spec", None)
-        result[variable.path] = None if spec is None else [None if a is None else str(a) for a in spec]
-    return result
+def train_on_batches(model):
+    return [float(model.train_on_batch(x, y, sample_weight=w, return_dict=True)["loss"]) for x, y, w in batches()]
 
 
 def main():
-    keras.utils.set_random_seed(0)
-    if SCENARIO == "multi-worker":
-        strategy = create_strategy("multi-worker")  # must exist before other TensorFlow work
-    single = build()
-    initial = single.get_weights()
-    result = {"scenario": SCENARIO, "process_id": PROCESS_ID, "single": train(single, use_fit=False)}
+    result = {"scenario": SCENARIO, "process_id": PROCESS_ID}
     if SCENARIO == "jax-local":
         result["devices"] = len(keras.distribution.list_devices())
-        with strategy_scope("data-parallel"):
-            model = build(initial)
-            result["data-parallel"] = train(model, use_fit=False)
+        result["single"] = run_pretrain("single").losses
+        result["data-parallel"], job = run_cli("data-parallel", "--strategy=data-parallel")
+        result["data-parallel-size"] = job["data_parallel_size"]
+        recorder = run_pretrain("model-parallel", strategy="model-parallel", mesh_shape=(2, 2))
+        result["model-parallel"], result["model-parallel-shardings"] = recorder.losses, recorder.shardings
+        # The corpus vocabulary is odd-sized (BertModelParallel moves its
+        # shard); an even one is sharded over the vocabulary as the map says.
+        # (One layer: under JAX every new variable shape compiles its initializer.)
         with strategy_scope("model-parallel", mesh_shape=(2, 2)):
-            model = build(initial)
-            result["model-parallel-shardings"] = shardings(model)
-            result["model-parallel"] = train(model, use_fit=False)
+            embedding = keras.layers.Embedding(VOCAB, 16, name="token_embedding")
+            embedding.build((None,))
+            result["even-vocabulary-embedding"] = [None if a is None else str(a) for a in embedding.embeddings.value.sharding.spec]
     elif SCENARIO == "tf-local":
-        with strategy_scope("mirrored") as mirrored:
-            model = build(initial)
-        result["replicas"] = mirrored.num_replicas_in_sync
-        result["mirrored"] = train(model, use_fit=True)
+        result["single"] = run_pretrain("single", strategy=one_device()).losses
+        result["mirrored"], job = run_cli("mirrored", "--strategy=mirrored")
+        result["replicas"] = job["data_parallel_size"]
     elif SCENARIO == "multi-worker":
-        with strategy.scope():
-            model = build(initial)
+        strategy = create_strategy("multi-worker")  # must exist before other TensorFlow work
+        out = f"worker{PROCESS_ID}"
+        result["multi-worker"] = run_pretrain(out, strategy=strategy).losses
         result["replicas"] = strategy.num_replicas_in_sync
-        result["multi-worker"] = train(model, use_fit=True)
         result["chief"] = is_chief()
+        result["files"] = files_in(out)
     elif SCENARIO == "jax-distributed":
+        keras.utils.set_random_seed(0)
+        single = build()
+        initial = single.get_weights()
+        result["single"] = train_on_batches(single)
         result["devices"] = len(keras.distribution.list_devices())
         with strategy_scope("data-parallel"):
             model = build(initial)
-            result["jax-distributed"] = train(model, use_fit=False)
+            result["jax-distributed"] = train_on_batches(model)
         result["chief"] = is_chief()
     print("RESULT " + json.dumps(result), flush=True)
 

@@ -1,9 +1,11 @@
-"""Distributed training on CPU devices gives the same losses as one device.
+"""Distributed pretraining on CPU devices gives the same losses as one device.
 
 Each scenario runs in its own process (device counts are fixed at start-up);
-see distribution_worker.py. Numbers are compared within one backend: Keras'
-optimizers differ slightly across backends (TensorFlow updates embedding rows
-lazily), which is not what these tests are about.
+see distribution_worker.py. The local and multi-worker scenarios run the
+pretraining job itself (`pretrain()` and `keras-bert pretrain`) on a small
+corpus. Numbers are compared within one backend: Keras' optimizers differ
+slightly across backends (TensorFlow updates embedding rows lazily), which is
+not what these tests are about.
 """
 
 import json
@@ -17,11 +19,13 @@ import keras
 import numpy as np
 import pytest
 
+from keras_bert.cli import main as cli
+
 WORKER = Path(__file__).with_name("distribution_worker.py")
 ONE_PROCESS = "starts its own process with forced CPU devices; runs once, in this backend's pass"
 
 
-def run_worker(*args, env=None, timeout=300):
+def run_worker(*args, env=None):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", **(env or {})}
     return subprocess.Popen(
         [sys.executable, str(WORKER), *map(str, args)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -35,21 +39,36 @@ def result_of(process, timeout=300):
     return json.loads(lines[-1][len("RESULT ") :])
 
 
+def assert_same_losses(actual, expected, label):
+    delta = np.max(np.abs(np.array(actual) - np.array(expected)))
+    print(f"{label}: per-step losses {actual} vs one device {expected}: max |Δloss| = {delta:.2g}")
+    assert len(actual) == len(expected) == 3
+    np.testing.assert_allclose(actual, expected, atol=1e-4, rtol=0)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
+def vocabulary_size(corpus):
+    return len((corpus / "vocab.txt").read_text().splitlines())
+
+
 @pytest.mark.only_backend("jax", reason=f"keras.distribution runs on JAX; {ONE_PROCESS}")
-def test_jax_data_and_model_parallel_match_one_device():
-    result = result_of(run_worker("jax-local"))
-    assert result["devices"] == 4
-    np.testing.assert_allclose(result["data-parallel"], result["single"], atol=1e-4)
-    np.testing.assert_allclose(result["model-parallel"], result["single"], atol=1e-4)
+def test_jax_data_and_model_parallel_pretraining_match_one_device(corpus, tmp_path):
+    result = result_of(run_worker("jax-local", env={"CORPUS": str(corpus), "OUT": str(tmp_path)}))
+    assert result["devices"] == 4 and result["data-parallel-size"] == 4
+    assert_same_losses(result["data-parallel"], result["single"], "data-parallel, 4 devices (CLI)")
+    assert_same_losses(result["model-parallel"], result["single"], "model-parallel, mesh 2x2")
+
     shardings = result["model-parallel-shardings"]
     layer = "transformer_layer_0"
-    assert shardings["embeddings/token_embedding/embeddings"] == ["model", None]
+    # 945 rows do not split in 2: BertModelParallel moves the shard to the hidden axis.
+    assert vocabulary_size(corpus) % 2 == 1
+    assert shardings["embeddings/token_embedding/embeddings"] == [None, "model"]
+    assert result["even-vocabulary-embedding"] == ["model", None]
     assert shardings[f"{layer}/self_attention/qkv/kernel"] == [None, None, "model", None]
     assert shardings[f"{layer}/self_attention/qkv/bias"] == [None, "model", None]
     assert shardings[f"{layer}/self_attention/output/kernel"] == ["model", None, None]
@@ -58,6 +77,9 @@ def test_jax_data_and_model_parallel_match_one_device():
     assert shardings[f"{layer}/output_dense/kernel"] == ["model", None]
     for path in (f"{layer}/attention_layer_norm/gamma", "embeddings/position_embeddings", "pooler/dense/kernel"):
         assert all(axis is None for axis in shardings[path]), path
+    # The MLM head's own variables are replicated.
+    heads = [path for path in shardings if not path.startswith(("embeddings/", "transformer_layer_", "pooler/"))]
+    assert heads and all(all(axis is None for axis in shardings[path]) for path in heads), heads
 
 
 @pytest.mark.only_backend("jax", reason=f"jax.distributed is JAX's; {ONE_PROCESS}")
@@ -71,19 +93,73 @@ def test_two_process_jax_distributed_matches_one_process():
         np.testing.assert_allclose(result["jax-distributed"], result["single"], atol=1e-4)
 
 
+@pytest.fixture(scope="module")
+def tf_local(corpus, tmp_path_factory):
+    """The tf-local scenario: one-device and mirrored (2 logical CPUs) pretraining runs."""
+    out = tmp_path_factory.mktemp("tf-local")
+    return result_of(run_worker("tf-local", env={"CORPUS": str(corpus), "OUT": str(out)}))
+
+
 @pytest.mark.only_backend("tensorflow", reason=f"tf.distribute needs TensorFlow; {ONE_PROCESS}")
-def test_mirrored_strategy_matches_one_device():
-    result = result_of(run_worker("tf-local"))
+def test_mirrored_pretraining_matches_one_device(tf_local):
+    result = tf_local
     assert result["replicas"] == 2
-    np.testing.assert_allclose(result["mirrored"], result["single"], atol=1e-4)
+    assert_same_losses(result["mirrored"], result["single"], "mirrored, 2 replicas (CLI)")
+
+
+@pytest.mark.only_backend("tensorflow", reason="MultiWorkerMirroredStrategy is tf.distribute's; two processes")
+def test_two_worker_pretraining_matches_one_device_and_only_the_chief_writes(corpus, tmp_path, tf_local):
+    workers = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
+    processes = []
+    for index in range(2):
+        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+        env = {"TF_CONFIG": json.dumps(config), "CORPUS": str(corpus), "OUT": str(tmp_path)}
+        processes.append(run_worker("multi-worker", index, env=env))
+    chief, other = [result_of(p) for p in processes]
+    assert chief["replicas"] == other["replicas"] == 2
+    assert (chief["chief"], other["chief"]) == (True, False)
+    # The reference: the same job on one device (OneDeviceStrategy, see the worker).
+    assert_same_losses(chief["multi-worker"], tf_local["single"], "multi-worker, 2 processes")
+    assert other["multi-worker"] == chief["multi-worker"]
+    for name in ("model.keras", "vocab.txt", "config.json", "history.csv", "checkpoints/checkpoint.json"):
+        assert name in chief["files"], name
+    assert other["files"] == [] and not (tmp_path / "worker1").exists()
+
+
+def test_cli_strategy_on_the_wrong_backend_says_what_runs(corpus, capsys):
+    backend = keras.backend.backend()
+    wanted = {"torch": "data-parallel", "tensorflow": "data-parallel", "jax": "mirrored"}[backend]
+    expected = {
+        "torch": "on the torch backend keras_bert trains on one device",
+        "tensorflow": "keras_bert supports on the JAX backend (current backend: tensorflow)",
+        "jax": "needs KERAS_BACKEND=tensorflow (current backend: jax)",
+    }[backend]
+    arguments = ["pretrain", "--corpus", str(corpus / "train.txt"), "--vocab", str(corpus / "vocab.txt")]
+    assert cli([*arguments, "--out", str(corpus / "unused"), "--strategy", wanted]) == 2
+    assert expected in capsys.readouterr().err
+    if backend == "torch":  # every strategy, tf.distribute ones included
+        assert cli([*arguments, "--out", str(corpus / "unused"), "--strategy", "mirrored"]) == 2
+        assert "torch backend keras_bert trains on one device" in capsys.readouterr().err
+    # Refused before any training or writing.
+    assert not (corpus / "unused").exists()
+
+
+def test_cli_mesh_reaches_the_device_mesh(corpus, capsys):
+    arguments = ["pretrain", "--corpus", str(corpus / "train.txt"), "--vocab", str(corpus / "vocab.txt")]
+    with pytest.raises(SystemExit):
+        cli([*arguments, "--out", str(corpus / "unused"), "--strategy", "model-parallel", "--mesh", "2by2"])
+    assert "expected DATAxMODEL such as 2x2" in capsys.readouterr().err
+    if keras.backend.backend() == "jax":  # one device here: a 2x2 mesh cannot be built from it
+        assert cli([*arguments, "--out", str(corpus / "unused"), "--strategy", "model-parallel", "--mesh", "2x2"]) == 2
+        assert "data * model = 1 devices. Received: (2, 2)" in capsys.readouterr().err
 
 
 @pytest.mark.only_backend("torch", reason="states what the torch backend does")
-def test_torch_backend_refuses_distribution():
-    from keras_bert.distribution import create_strategy
+def test_torch_backend_refuses_every_distribution():
+    from keras_bert.distribution import STRATEGIES, create_strategy
 
-    for name in ("data-parallel", "model-parallel", "mirrored"):
-        with pytest.raises(ValueError, match="current backend: torch"):
+    for name in STRATEGIES[1:]:
+        with pytest.raises(ValueError, match="on the torch backend keras_bert trains on one device"):
             create_strategy(name)
     assert create_strategy("none") is None
 
@@ -98,12 +174,28 @@ def test_unknown_strategy_and_bad_mesh_are_refused():
             create_strategy("model-parallel", mesh_shape=(2, 2))
 
 
+def test_tpu_static_shapes_hold_for_the_pretraining_data(corpus):
+    """TPUStrategy (which cannot run here) needs every batch to have one static shape."""
+    from keras_bert.distribution import check_static_shapes
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+    from keras_bert.preprocessing.pretraining_data import pretraining_dataset
+
+    options = dict(tokenizer=BertTokenizer(str(corpus / "vocab.txt")), sequence_length=32, batch_size=8, verbose=0)
+    static = pretraining_dataset([str(corpus / "train.txt")], **options)  # drop_remainder=True by default
+    check_static_shapes(static.repeat().skip(3).prefetch(4))  # what pretrain() feeds fit
+    x, y, w = static.element_spec
+    assert x["token_ids"].shape == (8, 32) and y["nsp"].shape == (8,) and w["mlm"].shape[0] == 8
+    ragged = pretraining_dataset([str(corpus / "train.txt")], drop_remainder=False, **options)
+    with pytest.raises(ValueError, match=r"Not static: 0/mask_positions: \(None, 5\)"):
+        check_static_shapes(ragged)
+
+
 def test_multi_worker_needs_tf_config(monkeypatch):
     from keras_bert.distribution import create_strategy
 
     monkeypatch.delenv("TF_CONFIG", raising=False)
-    expected = "TF_CONFIG" if keras.backend.backend() == "tensorflow" else "needs KERAS_BACKEND=tensorflow"
-    with pytest.raises(ValueError, match=expected):
+    expected = {"tensorflow": "TF_CONFIG", "jax": "needs KERAS_BACKEND=tensorflow", "torch": "trains on one device"}
+    with pytest.raises(ValueError, match=expected[keras.backend.backend()]):
         create_strategy("multi-worker")
 
 
