@@ -6,6 +6,21 @@ from keras import ops
 from keras_bert.layers._utils import check_positive_int, clone_initializer, get_initializer
 
 
+def _embedding_table(embedding, dtype):
+    """The (vocab, hidden) table of an `Embedding`, dequantized if `model.quantize` made it int8."""
+    mode = embedding.quantization_mode
+    if mode is None:
+        return ops.cast(embedding.embeddings, dtype)
+    if mode == "int8":
+        # int8 values with one scale per row: value = int8 / scale (Keras' `Embedding._int8_call`).
+        scale = ops.cast(embedding.embeddings_scale, dtype)[:, None]  # (vocab, 1)
+        return ops.divide(ops.cast(embedding.embeddings, dtype), scale)
+    raise NotImplementedError(
+        f"The MLM decoder is tied to the token embedding, which is quantized as {mode!r}; only 'int8' is "
+        "supported. Quantize with mode='int8', or keep the token embedding unquantized."
+    )
+
+
 @keras.saving.register_keras_serializable(package="keras_bert")
 class MaskedLMHead(keras.layers.Layer):
     """Predicts the original token at each masked position.
@@ -88,7 +103,7 @@ class MaskedLMHead(keras.layers.Layer):
         x = ops.gelu(self.transform_dense(x), approximate=False)
         x = self.transform_layer_norm(x)
         if self.token_embedding is not None:
-            table = ops.cast(self.token_embedding.embeddings, x.dtype)  # (vocab, hidden)
+            table = _embedding_table(self.token_embedding, x.dtype)  # (vocab, hidden)
             logits = ops.einsum("bph,vh->bpv", x, table)
         else:
             logits = ops.matmul(x, ops.cast(self.decoder_kernel, x.dtype))

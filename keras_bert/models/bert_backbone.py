@@ -7,6 +7,7 @@ from keras_bert.layers.pooler import Pooler
 from keras_bert.layers.transformer_encoder import TransformerEncoder
 from keras_bert.models.bert_sizes import BERT_SIZES
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs
+from keras_bert.models.quantization import quantized_layers, restore_quantization
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -190,7 +191,7 @@ class BertBackbone(keras.Model):
     def get_config(self):
         # Functional models serialise their graph by default; ours is rebuilt
         # from these arguments instead, which also keeps layer names stable.
-        return {
+        config = {
             "name": self.name,
             "trainable": self.trainable,
             "dtype": keras.dtype_policies.serialize(self.dtype_policy),
@@ -207,13 +208,21 @@ class BertBackbone(keras.Model):
             "output_hidden_states": self.output_hidden_states,
             "output_attentions": self.output_attentions,
         }
+        # No walrus here: AutoGraph (which converts this when a model is called
+        # inside a tf.function, e.g. at SavedModel export) cannot parse one.
+        quantized = quantized_layers(self)
+        if quantized:
+            config["quantized_layers"] = quantized
+        return config
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
-        return cls(**config)
+        quantized = config.pop("quantized_layers", None)
+        model = cls(**config)
+        return restore_quantization(model, quantized) if quantized else model
 
     @classmethod
     def from_size(cls, size, vocabulary_size=30522, **kwargs):

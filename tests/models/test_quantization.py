@@ -1,0 +1,60 @@
+"""`model.quantize("int8")` (Keras' own API) on our models: close to float32, and saved/loaded as int8."""
+
+import warnings
+
+import keras
+import numpy as np
+
+from keras_bert.models import BertBackbone, BertClassifier, BertPretrainer
+
+
+def _backbone():
+    return BertBackbone(vocabulary_size=120, num_layers=2, num_heads=2, hidden_dim=32, intermediate_dim=64,
+                        max_sequence_length=32, dropout=0.0)
+
+
+def _inputs(batch=3, seq=12):
+    rng = np.random.default_rng(0)
+    mask = np.ones((batch, seq), "int32")
+    mask[0, 8:] = 0
+    return {"token_ids": rng.integers(1, 120, (batch, seq)).astype("int32"),
+            "segment_ids": np.zeros((batch, seq), "int32"), "padding_mask": mask}
+
+
+def _quantize(model):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one "no quantize method" warning per Dropout / LayerNorm
+        model.quantize("int8")
+
+
+def _relative_error(a, b):
+    return float(np.linalg.norm(np.asarray(a) - np.asarray(b)) / np.linalg.norm(np.asarray(b)))
+
+
+def test_int8_classifier_is_close_and_round_trips_through_keras_file(tmp_path):
+    model = BertClassifier(_backbone(), num_classes=3)
+    x = _inputs()
+    reference = model.predict_on_batch(x)
+    _quantize(model)
+    quantized = model.predict_on_batch(x)
+    assert _relative_error(quantized, reference) < 0.05
+    kinds = {layer.path.split("/")[-1]: layer.quantization_mode for layer in model._flatten_layers()
+             if layer.quantization_mode}
+    assert kinds["qkv"] == kinds["intermediate_dense"] == kinds["logits"] == "int8"
+
+    path = str(tmp_path / "int8.keras")
+    model.save(path)
+    restored = keras.saving.load_model(path)
+    assert restored.get_config() == model.get_config()
+    np.testing.assert_allclose(restored.predict_on_batch(x), quantized, atol=1e-5)
+
+
+def test_int8_pretrainer_mlm_decoder_dequantizes_the_tied_embedding():
+    model = BertPretrainer(_backbone())
+    x = {**_inputs(), "mask_positions": np.array([[1, 3], [2, 5], [0, 7]], "int32")}
+    reference = model.predict_on_batch(x)
+    _quantize(model)
+    quantized = model.predict_on_batch(x)
+    assert model.backbone.token_embedding.quantization_mode == "int8"
+    assert _relative_error(quantized["mlm"], reference["mlm"]) < 0.05
+    assert _relative_error(quantized["nsp"], reference["nsp"]) < 0.05

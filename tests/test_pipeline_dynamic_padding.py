@@ -1,0 +1,43 @@
+"""Pipelines pad each batch only to its longest row: same outputs as full-length padding."""
+
+import numpy as np
+
+from keras_bert.models import BertBackbone, BertClassifier, BertTokenClassifier
+from keras_bert.text_pipelines import TextClassifierPipeline, TokenClassifierPipeline
+
+
+def _rows(lengths, sequence_length, vocabulary_size=100, seed=0):
+    rng = np.random.default_rng(seed)
+    n = len(lengths)
+    x = {name: np.zeros((n, sequence_length), "int32") for name in ("token_ids", "segment_ids", "padding_mask")}
+    for i, length in enumerate(lengths):
+        x["token_ids"][i, :length] = rng.integers(1, vocabulary_size, length)
+        x["padding_mask"][i, :length] = 1
+    return x
+
+
+def _backbone():
+    return BertBackbone(vocabulary_size=100, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                        max_sequence_length=64, dropout=0.0)
+
+
+def test_classifier_pipeline_trimmed_batches_match_full_length():
+    model = BertClassifier(_backbone(), num_classes=3)
+    pipeline = TextClassifierPipeline(model, tokenizer=None, sequence_length=64, batch_size=4)
+    x = _rows([5, 60, 17, 2, 33, 9, 64, 1, 40, 12, 3], 64)  # 11 rows: 3 batches, the last one short
+    full = model.predict(x, verbose=0)
+    trimmed = pipeline._predict_trimmed(x)
+    assert trimmed.shape == full.shape
+    np.testing.assert_allclose(trimmed, full, atol=1e-5)
+
+
+def test_token_classifier_pipeline_pads_outputs_back():
+    model = BertTokenClassifier(_backbone(), num_classes=5, label_names=["O", "B-X", "I-X", "B-Y", "I-Y"])
+    pipeline = TokenClassifierPipeline(model, tokenizer=None, sequence_length=64, batch_size=2)
+    lengths = [5, 30, 7, 2, 20]
+    x = _rows(lengths, 64)
+    full = model.predict(x, verbose=0)
+    trimmed = pipeline._predict_trimmed(x, per_token=True)
+    assert trimmed.shape == full.shape
+    for i, length in enumerate(lengths):  # positions past the row's length are padding, their logits unused
+        np.testing.assert_allclose(trimmed[i, :length], full[i, :length], atol=1e-5)
