@@ -1,0 +1,37 @@
+"""Child process of `export_saved_model` when the caller runs JAX or torch.
+
+    KERAS_BACKEND=tensorflow python -m keras_bert.export.export_worker spec.json
+
+Loads the `.keras` file and the tokenizer settings the parent wrote, then runs
+the export in this TensorFlow process. Errors end the process with a non-zero
+code and the reason on the last line of stderr (the parent raises it).
+"""
+
+import json
+import sys
+
+
+def main(spec_path):
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        raise SystemExit("the export worker must run with KERAS_BACKEND=tensorflow")
+    import keras_bert.models  # noqa: F401  (registers the classes for load_model)
+    from keras_bert.export.saved_model_export import export_saved_model
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+
+    with open(spec_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    model = keras.saving.load_model(spec["model"], compile=False)
+    tokenizer = BertTokenizer(spec["vocab"], **spec["tokenizer"])
+    export_saved_model(
+        model, spec["directory"], tokenizer, overwrite=spec["overwrite"], verbose=spec["verbose"], **spec["options"]
+    )
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv[1])
+    except Exception as error:  # the parent reports the last stderr line
+        print(f"{type(error).__name__}: {' '.join(str(error).split())}", file=sys.stderr)
+        sys.exit(1)

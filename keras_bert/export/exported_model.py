@@ -1,0 +1,132 @@
+"""ExportedModel: an exported SavedModel loaded back, predicting on raw strings.
+
+    served = keras_bert.export.ExportedModel("saved_models/sst")
+    served.predict(["a gorgeous, witty, seductive movie."])
+    # [{"label": "positive", "score": 0.98, "probabilities": {"negative": 0.02, "positive": 0.98}}]
+
+It uses TensorFlow and tensorflow-text only (no Keras): this is what a
+serving process does, and what `keras-bert predict DIR` runs. Results have
+the same keys as the Python pipelines (`keras_bert.text_pipelines`).
+"""
+
+import numpy as np
+
+from keras_bert.export.saved_model_export import read_metadata
+
+
+class ExportedModel:
+    """A keras_bert SavedModel: its metadata and `serve_text` as Python results.
+
+    Args:
+        directory: a directory written by `export_saved_model`.
+
+    Raises:
+        ValueError: when the directory is not a keras_bert SavedModel or
+            cannot be loaded (e.g. a missing asset), naming the problem.
+    """
+
+    def __init__(self, directory):
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
+
+        self.directory = directory
+        self.metadata = read_metadata(directory)
+        try:
+            self._loaded = tf.saved_model.load(directory)
+        except (tf.errors.OpError, OSError, ValueError) as error:
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise ValueError(f"{directory}: the SavedModel cannot be loaded: {first_line}") from None
+        self.serve_text = self._loaded.signatures["serve_text"]
+        self.serve_token_ids = self._loaded.signatures["serve_token_ids"]
+        self.task = self.metadata["task"]
+        self.text_inputs = self.metadata["signatures"]["serve_text"]
+        self.label_names = self.metadata.get("label_names")
+
+    def __repr__(self):
+        return f"ExportedModel({self.directory!r}, task={self.task!r}, inputs={self.text_inputs})"
+
+    def predict(self, *inputs, batch_size=32):
+        """Results for a batch of raw inputs, one list per `serve_text` input.
+
+        Args:
+            *inputs: lists of strings in the order of `self.text_inputs`
+                (`text`; `text`, `text_pair`; `question`, `context`;
+                `context`, `choices` with a list of choices per context).
+            batch_size: strings per call of the signature.
+
+        Returns:
+            A list of dicts, one per example (see `text_pipelines` for the keys).
+        """
+        import tensorflow as tf
+
+        if len(inputs) != len(self.text_inputs):
+            raise ValueError(f"This {self.task} model takes {len(self.text_inputs)} inputs {self.text_inputs}; received {len(inputs)}.")
+        columns = [list(column) for column in inputs]
+        sizes = {len(c) for c in columns}
+        if len(sizes) != 1:
+            raise ValueError(f"Inputs {self.text_inputs} have different lengths: {[len(c) for c in columns]}.")
+        if self.task == "multiple_choice":
+            counts = {len(choices) for choices in columns[1]}
+            if len(counts) > 1:
+                raise ValueError(f"Every context needs the same number of choices; received {sorted(counts)}.")
+        results = []
+        total = sizes.pop()
+        for start in range(0, total, batch_size):
+            feed = {
+                name: tf.constant(column[start : start + batch_size], tf.string)
+                for name, column in zip(self.text_inputs, columns)
+            }
+            outputs = {k: v.numpy() for k, v in self.serve_text(**feed).items()}
+            results.extend(self._results(outputs, [c[start : start + batch_size] for c in columns]))
+        return results
+
+    def _results(self, outputs, columns):
+        task, n = self.task, len(columns[0])
+        if task == "classifier":
+            names = self.label_names or [str(i) for i in range(outputs["probabilities"].shape[-1])]
+            return [
+                {
+                    "label": outputs["label"][i].decode("utf-8"),
+                    "score": float(outputs["score"][i]),
+                    "probabilities": {name: float(p) for name, p in zip(names, outputs["probabilities"][i])},
+                }
+                for i in range(n)
+            ]
+        if task == "regressor":
+            return [{"value": float(v)} for v in outputs["value"]]
+        if task == "token_classifier":
+            return [
+                [
+                    {
+                        "type": outputs["entity_type"][i, j].decode("utf-8"),
+                        "text": outputs["entity_text"][i, j].decode("utf-8", errors="replace"),
+                        "start": int(outputs["entity_start"][i, j]),
+                        "end": int(outputs["entity_end"][i, j]),
+                        "score": float(outputs["entity_score"][i, j]),
+                    }
+                    for j in range(int(outputs["num_entities"][i]))
+                ]
+                for i in range(n)
+            ]
+        if task == "question_answerer":
+            return [
+                {
+                    "answer": outputs["answer"][i].decode("utf-8", errors="replace"),
+                    "start": int(outputs["answer_start"][i]),
+                    "end": int(outputs["answer_end"][i]),
+                    "score": float(outputs["score"][i]),
+                }
+                for i in range(n)
+            ]
+        if task == "multiple_choice":
+            return [
+                {
+                    "choice": int(outputs["choice"][i]),
+                    "text": outputs["choice_text"][i].decode("utf-8", errors="replace"),
+                    "score": float(outputs["score"][i]),
+                    "probabilities": [float(p) for p in outputs["probabilities"][i]],
+                }
+                for i in range(n)
+            ]
+        # backbone: the [CLS] sentence embedding (pooled output).
+        return [{"pooled_output": np.asarray(outputs["pooled_output"][i]).tolist()} for i in range(n)]

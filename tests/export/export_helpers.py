@@ -1,0 +1,124 @@
+"""Shared pieces of the export tests: a real-word vocabulary, tiny task models, a keras-less server."""
+
+import json
+import os
+from pathlib import Path
+
+import keras
+import numpy as np
+
+from conftest import run_with_packages_hidden
+
+VOCAB_FILE = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "vocab.txt"
+TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+SERVE_SCRIPT = (Path(__file__).resolve().parent / "serve_without_keras.py").read_text(encoding="utf-8")
+
+SHORT_TEXTS = [
+    "The film was good!",
+    "Anna Smith met Ivan in Paris, yesterday.",
+    "Délightful café in Oslo",  # accents are stripped; offsets still index the original
+    "boring",
+    "New York 北京 rocks 🙂",  # CJK, an emoji and an unknown word
+]
+# Longer than the exported sequence length: truncated from the end.
+LONG_TEXTS = [
+    " ".join(["the movie has a superb cast and a clever plot"] * 4),
+    "Marco Jones lives in Rome and works for Acme Corp in Lima with Hana Lee " * 3,
+]
+
+
+def tokenizer():
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+
+    return BertTokenizer(str(VOCAB_FILE))
+
+
+def backbone(max_sequence_length=64):
+    from keras_bert import BertBackbone
+
+    return BertBackbone(
+        vocabulary_size=tokenizer().vocabulary_size(),
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=16,
+        intermediate_dim=32,
+        max_sequence_length=max_sequence_length,
+    )
+
+
+def sharpen(model, scale=40.0):
+    """Scales the head's output kernel so random models make decisive, varied predictions.
+
+    (A freshly initialised head gives near-uniform probabilities, where an
+    argmax could flip on float32 rounding between two frameworks.)
+    """
+    for layer in model.layers:
+        if layer is model.backbone:
+            continue
+        for weight in layer.trainable_weights:
+            if weight.path.endswith("kernel"):
+                weight.assign(keras.ops.convert_to_numpy(weight) * scale)
+    return model
+
+
+def task_models():
+    """One tiny, seeded model of every exportable kind."""
+    from keras_bert import BertClassifier, BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier
+
+    keras.utils.set_random_seed(7)
+    return {
+        "classifier": sharpen(BertClassifier(backbone(), num_classes=3, label_names=["negative", "neutral", "positive"])),
+        "regressor": BertClassifier(backbone(), num_classes=1),
+        "token_classifier": sharpen(BertTokenClassifier(backbone(), num_classes=len(TAGS), label_names=TAGS)),
+        "question_answerer": sharpen(BertQuestionAnswerer(backbone())),
+        "multiple_choice": sharpen(BertMultipleChoice(backbone())),
+        "backbone": backbone(),
+    }
+
+
+def packed(texts, sequence_length, pairs=None):
+    """Python-side tokenization and packing: what `model.predict` is fed in the comparisons."""
+    from keras_bert.preprocessing.input_packer import BertInputPacker
+
+    packer = BertInputPacker.from_tokenizer(tokenizer(), sequence_length)
+    outputs = packer(texts) if pairs is None else packer(texts, pairs)
+    return {k: v.numpy() for k, v in outputs.items()}
+
+
+def serve(tmp_path, calls):
+    """Runs `calls` (see serve_without_keras.py) in a Python without keras or keras_bert.
+
+    Returns a list with one dict of outputs (or {"error": message}) per call.
+    """
+    spec = tmp_path / "serve_spec.json"
+    out = tmp_path / "served.npz"
+    spec.write_text(json.dumps(calls), encoding="utf-8")
+    work = tmp_path / "serve_without_keras"
+    work.mkdir()
+    result = run_with_packages_hidden(
+        SERVE_SCRIPT,
+        ("keras",),
+        work,
+        env={"SERVE_SPEC": str(spec), "SERVE_OUT": str(out), "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    with np.load(out, allow_pickle=True) as data:
+        arrays = {k: data[k] for k in data.files}
+    served = [{} for _ in calls]
+    for key, value in arrays.items():
+        index, name = key.split("/", 1)
+        served[int(index)][name] = value.item() if name == "error" else value
+    return served
+
+
+def text_call(directory, **inputs):
+    return {"directory": os.fspath(directory), "signature": "serve_text", "inputs": inputs}
+
+
+def ids_call(directory, inputs, dtypes=None):
+    return {
+        "directory": os.fspath(directory),
+        "signature": "serve_token_ids",
+        "inputs": {k: np.asarray(v).tolist() for k, v in inputs.items()},
+        "dtypes": dtypes or {k: "int32" for k in inputs},
+    }

@@ -1,0 +1,89 @@
+"""`.keras` files: saved on this backend, loaded on the other two with identical predictions.
+
+Each backend's run of this test saves every model kind and loads the files in
+child processes on the other backends, so the three runs of the suite cover
+all six (save, load) pairs. Same-backend save/load equality of each model is
+in the models' own harness tests.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+from keras_bert import BertBackbone, BertClassifier, BertMaskedLM, BertPretrainer
+from load_and_predict import BATCH, INPUTS_OF, VOCABULARY_SIZE, call, flat_outputs, model_inputs
+
+BACKENDS = ("tensorflow", "jax", "torch")
+HERE = Path(__file__).resolve().parent
+
+
+def tiny_backbone():
+    return BertBackbone(
+        vocabulary_size=VOCABULARY_SIZE, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
+        max_sequence_length=32,
+    )
+
+
+def every_model():
+    from keras_bert import BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier
+
+    keras.utils.set_random_seed(11)
+    return {
+        "backbone": tiny_backbone(),
+        "pretrainer": BertPretrainer(tiny_backbone()),
+        "masked_lm": BertMaskedLM(tiny_backbone()),
+        "classifier": BertClassifier(tiny_backbone(), num_classes=3, label_names=["a", "b", "c"]),
+        "regressor": BertClassifier(tiny_backbone(), num_classes=1),
+        "token_classifier": BertTokenClassifier(tiny_backbone(), num_classes=4, label_names=["O", "B-X", "I-X", "B-Y"]),
+        "question_answerer": BertQuestionAnswerer(tiny_backbone()),
+        "multiple_choice": BertMultipleChoice(tiny_backbone()),
+    }
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("keras_files")
+    inputs = model_inputs()
+    np.savez(folder / "inputs.npz", **{f"{g}/{k}": v for g, group in inputs.items() for k, v in group.items()})
+    expected = {}
+    for name, model in every_model().items():
+        model.save(folder / f"{name}.keras")
+        expected.update(flat_outputs(name, call(model, inputs[INPUTS_OF.get(name, "plain")])))
+    return folder, expected
+
+
+@pytest.mark.parametrize("other", [b for b in BACKENDS if b != keras.backend.backend()])
+def test_saved_here_loads_there_with_identical_predictions(saved, other):
+    here = keras.backend.backend()
+    folder, expected = saved
+    env = {**os.environ, "KERAS_BACKEND": other, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    result = subprocess.run(
+        [sys.executable, str(HERE / "load_and_predict.py"), str(folder)], env=env, capture_output=True, text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    with np.load(folder / f"outputs_{other}.npz") as data:
+        loaded = {k: data[k] for k in data.files}
+    assert sorted(loaded) == sorted(expected)
+    for key in expected:
+        np.testing.assert_allclose(loaded[key], expected[key], atol=1e-5, err_msg=f"{key}: saved on {here}, loaded on {other}")
+
+
+def test_pretrained_backbone_becomes_the_body_of_a_new_task_model(saved):
+    folder, expected = saved
+    pretrainer = keras.saving.load_model(folder / "pretrainer.keras")
+    classifier = BertClassifier(pretrainer.backbone, num_classes=3)
+    x = model_inputs()["plain"]
+    # Same body: its pooled output equals the saved pretrainer backbone's.
+    reference = keras.saving.load_model(folder / "pretrainer.keras").backbone.predict(x, verbose=0)["pooled_output"]
+    np.testing.assert_allclose(classifier.backbone.predict(x, verbose=0)["pooled_output"], reference, atol=1e-6)
+    assert classifier.predict(x, verbose=0).shape == (BATCH, 3)
+    classifier.compile(optimizer=keras.optimizers.SGD(0.1))
+    classifier.fit(x, np.array([0, 1, 2]), epochs=1, verbose=0)  # trains: weights move
+    moved = classifier.backbone.predict(x, verbose=0)["pooled_output"]
+    assert np.abs(moved - reference).max() > 1e-6
