@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 BACKENDS ?= tensorflow jax torch
 PYTEST_ARGS ?=
 
-.PHONY: setup test demo bench clean
+.PHONY: setup test notebooks demo demo-pretraining bench clean
 
 $(STAMP): constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,9 +28,20 @@ test: setup
 		KERAS_BACKEND=$$backend TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest tests -q -p no:cacheprovider $(PYTEST_ARGS) || exit 1; \
 	done; \
 	echo "all backends passed in $$(( $$(date +%s) - start )) s"
+	@$(MAKE) --no-print-directory notebooks
 
+# Every notebook top to bottom, once (each picks its own backend), on local data with tiny sizes.
+# Executed copies and plots go to notebooks/_executed/ (git-ignored).
+notebooks: setup
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) notebooks/run_notebooks.py
+
+# The main job: pretrained MiniLM -> sentiment fine-tuning -> SavedModel -> predictions.
 demo: setup
-	KERAS_BACKEND=$${KERAS_BACKEND:-jax} TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m keras_bert.demo
+	KERAS_BACKEND=$${KERAS_BACKEND:-tensorflow} TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m keras_bert.demo
+
+# The earlier demo: a tiny BERT pretrained (MLM + NSP) from nothing.
+demo-pretraining: setup
+	KERAS_BACKEND=$${KERAS_BACKEND:-jax} TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m keras_bert.pretraining_demo
 
 bench: setup
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m benchmarks.run

@@ -44,14 +44,23 @@ _LAZY = {
     "MultipleChoicePipeline": "keras_bert.text_pipelines",
     "predict_text": "keras_bert.text_pipelines",
     "load_pipeline": "keras_bert.text_pipelines",
+    "export_saved_model": "keras_bert.export.saved_model_export",
+    "ExportedModel": "keras_bert.export.exported_model",
 }
+
+
+# Submodules reachable as attributes (`keras_bert.distribution.strategy_scope`)
+# without importing their dependencies up front.
+_SUBMODULES = ("converters", "distribution", "export", "finetuning", "preprocessing", "pretraining", "text_pipelines")
 
 
 def __getattr__(name):
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"keras_bert.{name}")
     raise AttributeError(f"module 'keras_bert' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_LAZY))
+    return sorted(list(globals()) + list(_LAZY) + list(_SUBMODULES))

@@ -4,6 +4,8 @@
     keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --steps 5000 --out runs/mini [--resume]
     keras-bert finetune --task classify --init hf_or_keras_model --train train.tsv --eval dev.tsv --out runs/sst
     keras-bert convert  uncased_L-12_H-768_A-12/ out/bert.keras      (or an HF folder; --to hf for the reverse)
+    keras-bert export   runs/sst/model.keras --out saved_models/sst    (TF SavedModel, tokenizer inside)
+    keras-bert predict  saved_models/sst "a gorgeous, witty, seductive movie."   (JSON lines out)
 
 User errors (bad arguments, missing or malformed files) end with exit code 2
 and a one-line reason; `--debug` shows the traceback instead.
@@ -35,6 +37,8 @@ def _run_vocab(args):
 
 
 def _add_pretrain(subparsers):
+    from keras_bert.distribution import STRATEGIES
+
     parser = subparsers.add_parser("pretrain", help="pretrain BERT (MLM + NSP) from text files")
     parser.add_argument("--corpus", required=True, nargs="+", help="training text files, folders or globs")
     parser.add_argument("--eval-corpus", nargs="+", help="held-out text files, evaluated at every checkpoint")
@@ -56,6 +60,16 @@ def _add_pretrain(subparsers):
     parser.add_argument("--eval-batches", type=int, default=20)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--mixed-precision", choices=["bfloat16", "float16"], help="mixed precision policy")
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="none",
+        help="mirrored / multi-worker (TF_CONFIG) / tpu on KERAS_BACKEND=tensorflow; data-parallel / "
+        "model-parallel on KERAS_BACKEND=jax; torch trains on one device. --batch-size is the global batch.",
+    )
+    parser.add_argument("--mesh", type=_mesh_shape, help="model-parallel device mesh DATAxMODEL, e.g. 2x2")
+    parser.add_argument("--tpu", help="--strategy tpu: 'local' (default: Colab, TPU VMs) or a TPU name/address")
+    parser.add_argument("--steps-per-execution", type=int, default=1, help="steps per compiled call (raise on TPUs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
     parser.add_argument("--no-tensorboard", action="store_true")
@@ -94,8 +108,20 @@ def _run_pretrain(args):
         dropout=args.dropout,
         dtype=f"mixed_{args.mixed_precision}" if args.mixed_precision else None,
         tensorboard=not args.no_tensorboard,
+        strategy=args.strategy,
+        mesh_shape=args.mesh,
+        tpu=args.tpu,
+        steps_per_execution=args.steps_per_execution,
     )
     print(summary)
+
+
+def _mesh_shape(text):
+    """"2x4" -> (2, 4): the (data, model) shape of a model-parallel device mesh."""
+    parts = text.lower().split("x")
+    if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected DATAxMODEL such as 2x2, got {text!r}")
+    return tuple(int(p) for p in parts)
 
 
 def _add_finetune(subparsers):
@@ -112,6 +138,20 @@ def _add_convert(subparsers):
     parser = subparsers.add_parser("convert", help="convert checkpoints: Google TF1 / Hugging Face / .keras")
     add_convert_arguments(parser)
     parser.set_defaults(run=run_convert)
+
+
+def _add_export(subparsers):
+    from keras_bert.export.cli_commands import add_export_arguments
+
+    parser = subparsers.add_parser("export", help="export a model + tokenizer as a TF SavedModel that takes raw strings")
+    add_export_arguments(parser)
+
+
+def _add_predict(subparsers):
+    from keras_bert.export.cli_commands import add_predict_arguments
+
+    parser = subparsers.add_parser("predict", help="predict on raw text with a SavedModel, .keras file or finetune folder")
+    add_predict_arguments(parser)
 
 
 class UserError(Exception):
@@ -134,14 +174,23 @@ def _expand(paths):
     return expanded
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (with where to find help), not the whole usage text."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="keras-bert", description="BERT in Keras 3: pretrain, convert, fine-tune, export.")
+    parser = _Parser(prog="keras-bert", description="BERT in Keras 3: pretrain, convert, fine-tune, export.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_vocab(subparsers)
     _add_pretrain(subparsers)
     _add_finetune(subparsers)
     _add_convert(subparsers)
+    _add_export(subparsers)
+    _add_predict(subparsers)
     return parser
 
 

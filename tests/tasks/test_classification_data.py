@@ -18,6 +18,13 @@ from keras_bert.preprocessing.task_features import read_table, window_spans
 from task_helpers import FIXTURES, fixture_tokenizer, write
 
 
+# Text preprocessing and metrics are TensorFlow / NumPy code that does the
+# same thing whatever KERAS_BACKEND is; one pass keeps the suite in budget.
+pytestmark = pytest.mark.only_backend(
+    "tensorflow", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
+)
+
+
 def test_reads_tsv_csv_and_jsonl_alike(tmp_path):
     tsv = write(tmp_path / "a.tsv", 'sentence\tlabel\r\nsaid "hi", twice\tpositive\r\n\r\na dull film\tnegative\r\n')
     csv_path = write(tmp_path / "a.csv", 'sentence,label\n"said ""hi"", twice",positive\na dull film,negative\n')

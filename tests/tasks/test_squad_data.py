@@ -9,6 +9,13 @@ from keras_bert.preprocessing.squad_data import SquadExample, decode_answers, re
 from task_helpers import FIXTURES, fixture_tokenizer, write
 
 
+# Text preprocessing and metrics are TensorFlow / NumPy code that does the
+# same thing whatever KERAS_BACKEND is; one pass keeps the suite in budget.
+pytestmark = pytest.mark.only_backend(
+    "tensorflow", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
+)
+
+
 def squad_json(qas, context="anna has a red car ."):
     return json.dumps({"version": "v2.0", "data": [{"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]})
 
