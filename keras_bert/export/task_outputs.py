@@ -19,9 +19,6 @@ string in Unicode code points, as Python's `text[start:end]` does.
 
 import tensorflow as tf
 
-TASK_KINDS = ("backbone", "classifier", "regressor", "token_classifier", "question_answerer", "multiple_choice")
-
-
 def task_kind(model):
     """The export task kind of a keras_bert model; a clear error for models that cannot be served."""
     from keras_bert.models import (
