@@ -31,7 +31,6 @@ import json
 import os
 import time
 import warnings
-import zipfile
 
 import keras
 import numpy as np
@@ -54,19 +53,12 @@ TASKS = ("classify", "regress", "ner", "qa", "multiple-choice")
 
 # --------------------------------------------------------------------------- loading
 def _keras_backbone(path):
-    import keras_bert.models  # noqa: F401  (registers the classes)
+    from keras_bert.converters.checkpoint import load_keras_backbone
 
-    if not zipfile.is_zipfile(path):
-        # Keras itself would report "File not found" for a file that is there.
-        raise ValueError(f"--init {path} is not a .keras file: not a zip archive (truncated, or another format?)")
     try:
-        model = keras.saving.load_model(path)
-    except Exception as error:  # keras raises many types for a broken or foreign file
-        raise ValueError(f"--init {path}: cannot load the .keras file: {type(error).__name__}: {error}") from None
-    backbone = model if isinstance(model, BertBackbone) else getattr(model, "backbone", None)
-    if not isinstance(backbone, BertBackbone):
-        raise ValueError(f"--init {path} holds a {type(model).__name__}, which is neither a BertBackbone nor has one.")
-    return backbone
+        return load_keras_backbone(path)[1]
+    except ValueError as error:
+        raise ValueError(f"--init: {error}") from None
 
 
 def _with_dropout(backbone, dropout):

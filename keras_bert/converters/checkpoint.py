@@ -294,7 +294,8 @@ def read_checkpoint(path, cache_dir=None):
     return _read_keras(location, local)
 
 
-def _read_keras(location, path):
+def load_keras_backbone(path):
+    """(model, its BertBackbone) of a `.keras` file, with errors that name what is wrong with it."""
     import keras
 
     import keras_bert.models  # noqa: F401  (registers our classes for deserialisation)
@@ -312,6 +313,11 @@ def _read_keras(location, path):
         raise ValueError(
             f"{path} holds a {type(model).__name__}, which is neither a keras_bert BertBackbone nor a model with one."
         )
+    return model, backbone
+
+
+def _read_keras(location, path):
+    model, backbone = load_keras_backbone(path)
     config = {k: v for k, v in backbone.get_config().items() if k not in ("name", "trainable")}
     return Checkpoint(location, path, "keras", config, keras_model=model)
 
