@@ -18,7 +18,7 @@ from benchmarks.common import (
     log,
     pretraining_flops_per_token,
     record,
-    time_calls,
+    time_interleaved,
 )
 
 VOCAB = 30522
@@ -84,8 +84,29 @@ def quiet_quantize(model, mode="int8"):
 # --- forward, fixed shape --------------------------------------------------------------------------
 
 
+def _hf_config(size):
+    import transformers
+
+    from keras_bert.models.bert_sizes import BERT_SIZES
+
+    s = BERT_SIZES[size]
+    return transformers.BertConfig(
+        vocab_size=VOCAB, hidden_size=s["hidden_dim"], num_hidden_layers=s["num_layers"],
+        num_attention_heads=s["num_heads"], intermediate_size=s["intermediate_dim"],
+    )
+
+
+def numpy_matmul(n=2048):
+    """A callable doing one fp32 n×n matmul with numpy, and its FLOPs: the MFU denominator's probe."""
+    a = np.random.default_rng(0).standard_normal((n, n), dtype="float32")
+    b = np.random.default_rng(1).standard_normal((n, n), dtype="float32")
+    return (lambda: a @ b), 2 * n**3
+
+
 def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True):
-    """Backbone forward at a fixed shape: ours in fp32 / bf16 / int8, keras-hub fp32 (same backend)."""
+    """Backbone forward at a fixed shape: ours in fp32 / bf16 / int8 and, in the same rounds
+    (`time_interleaved`), keras-hub fp32 on this backend, HF transformers eager fp32 / bf16 (torch)
+    and a numpy fp32 matmul (the peak MFU is measured against)."""
     import keras
 
     from keras_bert import BertBackbone
@@ -101,84 +122,76 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
         tokens = batch * seq
         flops = forward_flops_per_token(size, seq)
         config = f"{size} {batch}x{seq}"
+        log(f"  forward {backend} {config}: {', '.join(dtypes)}{' + peers' if peers else ''}")
         keras.utils.set_random_seed(0)
         model = BertBackbone.from_size(size, dropout=0.0)
         reference = model.predict_on_batch(x)["sequence_output"]
-        models = {"fp32": model}
+        ours = {}
         for dtype in dtypes:
-            log(f"  forward {backend} {config} {dtype}")
             if dtype == "bf16":
-                m = with_dtype(model, "bfloat16")
+                ours[dtype] = with_dtype(model, "bfloat16")
             elif dtype == "int8":
-                # The fp32 model is measured first; quantizing it in place saves a copy of `base`.
-                m = quiet_quantize(model, "int8")
+                ours[dtype] = quiet_quantize(with_dtype(model, "float32"), "int8")
             else:
-                m = models["fp32"]
-            # int8 runs at a crawl where the backend has no fast int8 matmul: one warm-up is enough.
-            seconds = time_calls(lambda: m.predict_on_batch(x), 1 if dtype == "int8" else warmup, repeats, min_s,
-                                 BUDGET)
-            error = _relative_error(m.predict_on_batch(x)["sequence_output"], reference)
-            out.append(record("forward", "keras_bert", backend, f"{config} {dtype}", "tokens/s", tokens, seconds,
-                              flops, relative_error_vs_fp32=error))
-            if dtype == "bf16":
-                del m
-        del model, models
+                ours[dtype] = model
+        fns = {("keras_bert", dtype): (lambda m=m: m.predict_on_batch(x)) for dtype, m in ours.items()}
+        meta = {}
         if peers:
-            out.extend(keras_hub_forward(size, batch, seq, warmup, repeats, min_s))
+            fns[("keras_hub", "fp32")] = _keras_hub_forward_call(size, x)
+            for dtype, call in _hf_forward_calls(size, x, ("fp32", "bf16")).items():
+                fns[("hf_transformers", dtype)] = call
+            matmul, matmul_flops = numpy_matmul(512 if quick else 2048)
+            fns[("numpy", "matmul")] = matmul
+        seconds = time_interleaved(fns, warmup, repeats, min_s, BUDGET)
+        for (impl, dtype), secs in seconds.items():
+            if impl == "numpy":
+                n = 512 if quick else 2048
+                out.append(record("matmul_peak", "numpy", "cpu", f"fp32 {n}x{n}", "matmuls/s", 1, secs,
+                                  matmul_flops, measured_with=f"forward {config}"))
+                continue
+            extra = {}
+            if impl == "keras_bert":
+                extra["relative_error_vs_fp32"] = _relative_error(
+                    ours[dtype].predict_on_batch(x)["sequence_output"], reference)
+            out.append(record("forward", impl, backend if impl != "hf_transformers" else "torch",
+                              f"{config} {dtype}", "tokens/s", tokens, secs, flops, **extra))
+        del model, ours, fns
     return out
 
 
-def keras_hub_forward(size, batch, seq, warmup, repeats, min_s):
+def _keras_hub_forward_call(size, x):
     import keras
     import keras_hub
 
     from keras_bert.models.bert_sizes import BERT_SIZES
 
-    backend = backend_name()
-    log(f"  forward {backend} {size} keras-hub fp32")
     keras.utils.set_random_seed(0)
     model = keras_hub.models.BertBackbone(vocabulary_size=VOCAB, dropout=0.0, max_sequence_length=512,
                                           **BERT_SIZES[size])
-    x = token_inputs(batch, seq)
-    seconds = time_calls(lambda: model.predict_on_batch(x), warmup, repeats, min_s, BUDGET)
-    return [record("forward", "keras_hub", backend, f"{size} {batch}x{seq} fp32", "tokens/s", batch * seq, seconds,
-                   forward_flops_per_token(size, seq))]
+    return lambda: model.predict_on_batch(x)
 
 
-def hf_forward(quick=False, sizes=None, dtypes=("fp32", "bf16")):
-    """Hugging Face transformers `BertModel`, torch eager (sdpa attention), fp32 and bf16 weights."""
+def _hf_forward_calls(size, x, dtypes):
+    """HF `BertModel`, torch eager (SDPA attention), one model per dtype (same weights)."""
+    import copy
+
     import torch
     import transformers
 
-    from keras_bert.models.bert_sizes import BERT_SIZES
+    torch.manual_seed(0)
+    model = transformers.BertModel(_hf_config(size)).eval()
+    inputs = dict(input_ids=torch.from_numpy(x["token_ids"]), token_type_ids=torch.from_numpy(x["segment_ids"]),
+                  attention_mask=torch.from_numpy(x["padding_mask"]))
+    calls = {}
+    for dtype in dtypes:
+        m = model if dtype == "fp32" else copy.deepcopy(model).to(torch.bfloat16)
 
-    shapes = QUICK_FORWARD_SHAPES if quick else FORWARD_SHAPES
-    warmup, repeats, min_s = _settings(quick)
-    out = []
-    for size in sizes or list(shapes):
-        batch, seq = shapes[size]
-        s = BERT_SIZES[size]
-        config = transformers.BertConfig(
-            vocab_size=VOCAB, hidden_size=s["hidden_dim"], num_hidden_layers=s["num_layers"],
-            num_attention_heads=s["num_heads"], intermediate_size=s["intermediate_dim"],
-        )
-        torch.manual_seed(0)
-        model = transformers.BertModel(config).eval()
-        x = {k: torch.from_numpy(v) for k, v in token_inputs(batch, seq).items()}
-        inputs = dict(input_ids=x["token_ids"], token_type_ids=x["segment_ids"], attention_mask=x["padding_mask"])
-        for dtype in dtypes:
-            log(f"  forward hf {size} {dtype}")
-            m = model if dtype == "fp32" else model.to(torch.bfloat16)
+        def call(m=m):
+            with torch.inference_mode():
+                return m(**inputs).last_hidden_state
 
-            def call():
-                with torch.inference_mode():
-                    return m(**inputs).last_hidden_state
-
-            seconds = time_calls(call, warmup, repeats, min_s, BUDGET)
-            out.append(record("forward", "hf_transformers", "torch", f"{size} {batch}x{seq} {dtype}", "tokens/s",
-                              batch * seq, seconds, forward_flops_per_token(size, seq),
-                              attn_implementation=model.config._attn_implementation))
-    return out
+        calls[dtype] = call
+    return calls
 
 
 # --- one pretraining step (MLM + NSP) --------------------------------------------------------------
@@ -200,8 +213,9 @@ def _train_shape(quick):
     return ("tiny", 4, 32, 5) if quick else ("mini", 16, 128, 20)
 
 
-def train_step(quick=False):
-    """`BertPretrainer.train_on_batch` (compiled train step, AdamW) at `mini` 16x128, 20 predictions."""
+def train_step(quick=False, peers=True):
+    """`BertPretrainer.train_on_batch` (compiled train step, AdamW) at `mini` 16x128, 20 predictions,
+    timed in the same rounds as HF `BertForPreTraining` (eager torch, AdamW)."""
     import keras
 
     from keras_bert import BertBackbone, BertPretrainer
@@ -209,42 +223,41 @@ def train_step(quick=False):
     backend = backend_name()
     size, batch, seq, preds = _train_shape(quick)
     warmup, repeats, min_s = _settings(quick)
-    log(f"  train {backend} {size} {batch}x{seq}")
+    log(f"  train {backend} {size} {batch}x{seq}{' + HF' if peers else ''}")
     keras.utils.set_random_seed(0)
     model = BertPretrainer(BertBackbone.from_size(size))
     model.compile()
     x, y, w = pretraining_batch(batch, seq, preds)
-    losses = []
+    losses = {"keras_bert": [], "hf_transformers": []}
 
     def step():
-        losses.append(float(model.train_on_batch(x, y, w, return_dict=True)["loss"]))
+        losses["keras_bert"].append(float(model.train_on_batch(x, y, w, return_dict=True)["loss"]))
 
-    seconds = time_calls(step, warmup, repeats, min_s, BUDGET)
-    if not np.isfinite(losses[-1]):
-        raise RuntimeError(f"non-finite loss {losses[-1]}")
-    return [record("train", "keras_bert", backend, f"{size} {batch}x{seq} MLM+NSP", "tokens/s", batch * seq,
-                   seconds, pretraining_flops_per_token(size, seq, preds, VOCAB),
-                   examples_per_s=batch / min(seconds), first_loss=losses[0], last_loss=losses[-1],
-                   jit_compile=str(model.jit_compile))]
+    fns = {"keras_bert": step}
+    if peers:
+        fns["hf_transformers"] = _hf_train_call(quick, losses["hf_transformers"])
+    seconds = time_interleaved(fns, warmup, repeats, min_s, BUDGET)
+    flops = pretraining_flops_per_token(size, seq, preds, VOCAB)
+    out = []
+    for impl, secs in seconds.items():
+        if not np.isfinite(losses[impl][-1]):
+            raise RuntimeError(f"{impl}: non-finite loss {losses[impl][-1]}")
+        extra = {"jit_compile": str(model.jit_compile)} if impl == "keras_bert" else {}
+        out.append(record("train", impl, backend if impl == "keras_bert" else "torch",
+                          f"{size} {batch}x{seq} MLM+NSP", "tokens/s", batch * seq, secs, flops,
+                          examples_per_s=batch / min(secs), first_loss=losses[impl][0],
+                          last_loss=losses[impl][-1], **extra))
+    return out
 
 
-def hf_train_step(quick=False):
-    """Hugging Face `BertForPreTraining` (MLM logits at every position, as it computes them), torch AdamW."""
+def _hf_train_call(quick, losses):
+    """One step of HF `BertForPreTraining` (MLM logits at every position, as it computes them), torch AdamW."""
     import torch
     import transformers
 
-    from keras_bert.models.bert_sizes import BERT_SIZES
-
     size, batch, seq, preds = _train_shape(quick)
-    warmup, repeats, min_s = _settings(quick)
-    log(f"  train hf {size}")
-    s = BERT_SIZES[size]
-    config = transformers.BertConfig(
-        vocab_size=VOCAB, hidden_size=s["hidden_dim"], num_hidden_layers=s["num_layers"],
-        num_attention_heads=s["num_heads"], intermediate_size=s["intermediate_dim"],
-    )
     torch.manual_seed(0)
-    model = transformers.BertForPreTraining(config).train()
+    model = transformers.BertForPreTraining(_hf_config(size)).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
     x, y, _ = pretraining_batch(batch, seq, preds)
     labels = np.full((batch, seq), -100, "int64")
@@ -253,7 +266,6 @@ def hf_train_step(quick=False):
                   token_type_ids=torch.from_numpy(x["segment_ids"]).long(),
                   attention_mask=torch.from_numpy(x["padding_mask"]).long(),
                   labels=torch.from_numpy(labels), next_sentence_label=torch.from_numpy(y["nsp"]).long())
-    losses = []
 
     def step():
         loss = model(**inputs).loss
@@ -263,13 +275,12 @@ def hf_train_step(quick=False):
         optimizer.zero_grad(set_to_none=True)
         losses.append(float(loss))
 
-    seconds = time_calls(step, warmup, repeats, min_s, BUDGET)
-    return [record("train", "hf_transformers", "torch", f"{size} {batch}x{seq} MLM+NSP", "tokens/s", batch * seq,
-                   seconds, pretraining_flops_per_token(size, seq, preds, VOCAB),
-                   examples_per_s=batch / min(seconds), first_loss=losses[0], last_loss=losses[-1])]
+    return step
 
 
 # --- end to end: raw strings -> predictions --------------------------------------------------------
+
+E2E_TIMED_SENTENCES = 320  # the first 320 held-out sentences (10 batches of 32) per timed call
 
 
 def heldout_texts(quick):
@@ -283,13 +294,17 @@ def heldout_texts(quick):
     return texts, labels
 
 
-def end_to_end(quick=False, dtypes=None):
-    """`TextClassifierPipeline` on the held-out movie-review sentences: strings in, labels out.
+def end_to_end(quick=False, dtypes=None, peers=True):
+    """`TextClassifierPipeline` on held-out movie-review sentences: strings in, labels out.
+
+    Speed: each timed call classifies the first `E2E_TIMED_SENTENCES` held-out
+    sentences, ours in every dtype and the HF tokenizers + transformers
+    pipeline in the same rounds. Accuracy: one untimed pass of each over all
+    1,054 held-out sentences.
 
     int8 runs on JAX only by default: its accuracy does not depend on the
     backend (the same Keras quantizer), and on torch and TensorFlow Keras'
-    int8 path is slower than fp32 (see the forward case), so a pass over
-    the held-out set there would cost minutes of the run for no new figure.
+    int8 path is slower than fp32 (see the forward case).
     """
     from benchmarks.classifier import ensure_classifier
     from keras_bert.text_pipelines import load_pipeline
@@ -299,47 +314,55 @@ def end_to_end(quick=False, dtypes=None):
         dtypes = ("fp32", "bf16", "int8") if backend == "jax" else ("fp32", "bf16")
     folder, _ = ensure_classifier()
     texts, labels = heldout_texts(quick)
-    # One warm-up pass over the same texts traces every padded length the timed passes use.
-    warmup, repeats = (1, 1) if quick else (1, 2)
+    timed = texts[: 32 if quick else E2E_TIMED_SENTENCES]
+    warmup, repeats = (1, 1) if quick else (1, 3)
     pipeline = load_pipeline(folder, batch_size=32)
     fp32_model = pipeline.model
     names = fp32_model.label_names
-    out = []
+    models = {}
     for dtype in dtypes:
-        log(f"  end-to-end {backend} {dtype}")
         if dtype == "bf16":
-            pipeline.model = with_dtype(fp32_model, "bfloat16")
+            models[dtype] = with_dtype(fp32_model, "bfloat16")
         elif dtype == "int8":
-            pipeline.model = quiet_quantize(fp32_model, "int8")
+            models[dtype] = quiet_quantize(with_dtype(fp32_model, "float32"), "int8")
         else:
-            pipeline.model = fp32_model
-        predictions = []
+            models[dtype] = fp32_model
 
-        def call():
-            predictions.append([names.index(r["label"]) for r in pipeline(texts)])
+    def ours(dtype, batch_of_texts):
+        pipeline.model = models[dtype]
+        return np.array([names.index(r["label"]) == names.index("positive") for r in pipeline(batch_of_texts)],
+                        "int64")
 
-        seconds = time_calls(call, warmup, repeats, budget_seconds=None if quick else 2 * BUDGET)
-        accuracy = float(np.mean(np.array(predictions[-1]) == labels))
-        out.append(record("end_to_end", "keras_bert", backend, f"MiniLM-L6 classifier {dtype}", "sentences/s",
-                          len(texts), seconds, accuracy=accuracy, sentences=len(texts),
-                          sequence_length=pipeline.sequence_length, batch_size=pipeline.batch_size))
+    fns = {("keras_bert", dtype): (lambda d=dtype: ours(d, timed)) for dtype in dtypes}
+    hf = _hf_end_to_end_call(folder) if peers else None
+    if hf:
+        fns[("hf_transformers", "fp32")] = lambda: hf(timed)
+    log(f"  end-to-end {backend}: {', '.join(dtypes)}{' + HF' if peers else ''}")
+    seconds = time_interleaved(fns, warmup, repeats, budget_seconds=None if quick else 2 * BUDGET)
+    out = []
+    for (impl, dtype), secs in seconds.items():
+        predict = (lambda t, d=dtype: ours(d, t)) if impl == "keras_bert" else hf
+        accuracy = float(np.mean(predict(texts) == labels))
+        out.append(record("end_to_end", impl, backend if impl == "keras_bert" else "torch",
+                          f"MiniLM-L6 classifier {dtype}", "sentences/s", len(timed), secs, accuracy=accuracy,
+                          sentences=len(timed), accuracy_sentences=len(texts),
+                          sequence_length=pipeline.sequence_length if impl == "keras_bert" else 64,
+                          batch_size=32))
+    pipeline.model = fp32_model
     return out
 
 
-def hf_end_to_end(quick=False, batch_size=32):
-    """HF tokenizers (Rust, via BertTokenizerFast) + `BertForSequenceClassification`, dynamic padding per batch."""
+def _hf_end_to_end_call(folder, batch_size=32, sequence_length=64):
+    """HF tokenizers (Rust, via BertTokenizerFast) + `BertForSequenceClassification` with the weights of the
+    classifier in `folder`, padding each batch (in input order) to its longest row: texts -> 0/1 (positive)."""
     import tempfile
 
     import keras
     import torch
     import transformers
 
-    from benchmarks.classifier import ensure_classifier
     from keras_bert.converters.hf_writer import save_hf_checkpoint
 
-    folder, _ = ensure_classifier()
-    texts, labels = heldout_texts(quick)
-    warmup, repeats = (1, 1) if quick else (1, 2)
     model = keras.saving.load_model(os.path.join(folder, "model.keras"))
     with tempfile.TemporaryDirectory() as tmp:
         save_hf_checkpoint(model.backbone, os.path.join(tmp, "hf"), vocabulary=os.path.join(folder, "vocab.txt"))
@@ -349,26 +372,18 @@ def hf_end_to_end(quick=False, batch_size=32):
     with torch.no_grad():
         hf.classifier.weight.copy_(torch.from_numpy(kernel.T.copy()))
         hf.classifier.bias.copy_(torch.from_numpy(bias))
-    names = model.label_names
-    positive = names.index("positive")
-    sequence_length = 64
-    log("  end-to-end hf")
-    predictions = []
+    positive = model.label_names.index("positive")
 
-    def call():
+    def call(texts):
         pred = []
         with torch.inference_mode():
             for start in range(0, len(texts), batch_size):
                 enc = tokenizer(texts[start : start + batch_size], padding=True, truncation=True,
                                 max_length=sequence_length, return_tensors="pt")
                 pred.append(hf(**enc).logits.argmax(-1).numpy())
-        predictions.append((np.concatenate(pred) == positive).astype("int64"))
+        return (np.concatenate(pred) == positive).astype("int64")
 
-    seconds = time_calls(call, warmup, repeats, budget_seconds=None if quick else 2 * BUDGET)
-    accuracy = float(np.mean(predictions[-1] == labels))
-    return [record("end_to_end", "hf_transformers", "torch", "MiniLM-L6 classifier fp32", "sentences/s", len(texts),
-                   seconds, accuracy=accuracy, sentences=len(texts), sequence_length=sequence_length,
-                   batch_size=batch_size)]
+    return call
 
 
 # --- tokenizer -------------------------------------------------------------------------------------
@@ -407,35 +422,33 @@ def tokenizer(quick=False):
         results["rust"] = rust.encode_batch_fast(lines, add_special_tokens=False) \
             if hasattr(rust, "encode_batch_fast") else rust.encode_batch(lines, add_special_tokens=False)
 
-    out = []
-    log("  tokenizer ours / rust")
-    ours_s = time_calls(run_ours, warmup, repeats)
-    rust_s = time_calls(run_rust, warmup, repeats)
-    rust_ids = [e.ids for e in results["rust"]]
-    ours_ids = results["ours"].to_list()
-    same = sum(a == b for a, b in zip(ours_ids, rust_ids)) / len(lines)
-    tokens = sum(len(i) for i in rust_ids)
-    out.append(record("tokenizer", "keras_bert", "tf.data/tf-text", "Austen lines", "sentences/s", len(lines), ours_s,
-                      identical_to_hf=same, tokens=tokens))
-    out.append(record("tokenizer", "hf_tokenizers", "Rust", "Austen lines", "sentences/s", len(lines), rust_s,
-                      identical_to_hf=1.0, tokens=tokens))
+    fns = {"keras_bert": run_ours, "hf_tokenizers": run_rust}
     try:
         import keras_hub
 
-        log("  tokenizer keras-hub")
         hub = keras_hub.tokenizers.WordPieceTokenizer(
             vocabulary=os.path.join(folder, "vocab.txt"), lowercase=True, strip_accents=True)
 
         def run_hub():
             results["hub"] = hub.tokenize(constant)
 
-        hub_s = time_calls(run_hub, warmup, repeats)
-        hub_ids = results["hub"].to_list() if hasattr(results["hub"], "to_list") else list(results["hub"])
-        same_hub = sum(a == b for a, b in zip(hub_ids, rust_ids)) / len(lines)
-        out.append(record("tokenizer", "keras_hub", "tf.data/tf-text", "Austen lines", "sentences/s", len(lines),
-                          hub_s, identical_to_hf=same_hub, tokens=tokens))
+        fns["keras_hub"] = run_hub
     except Exception as error:  # a peer failing must not hide our figures
         log(f"  keras-hub tokenizer failed: {error!r}")
+    log(f"  tokenizer: {', '.join(fns)} (same rounds)")
+    seconds = time_interleaved(fns, warmup, repeats)
+    rust_ids = [e.ids for e in results["rust"]]
+    tokens = sum(len(i) for i in rust_ids)
+    out = []
+    for impl, secs in seconds.items():
+        if impl == "hf_tokenizers":
+            ids, runs_in = rust_ids, "Rust"
+        else:
+            produced = results["ours" if impl == "keras_bert" else "hub"]
+            ids, runs_in = (produced.to_list() if hasattr(produced, "to_list") else list(produced)), "tf.data/tf-text"
+        same = sum(a == b for a, b in zip(ids, rust_ids)) / len(lines)
+        out.append(record("tokenizer", impl, runs_in, "Austen lines", "sentences/s", len(lines), secs,
+                          identical_to_hf=same, tokens=tokens))
     return out
 
 
@@ -470,33 +483,10 @@ def data_generation(quick=False):
                    "examples/s", batch, seconds, setup_seconds=setup, first_batch_seconds=first)]
 
 
-# --- the matmul peak -------------------------------------------------------------------------------
-
-
-def matmul_peak(quick=False):
-    """fp32 matmul GFLOP/s (numpy and torch, 2048^2 and 4096^2); the best is the MFU denominator."""
-    import torch
-
-    warmup, repeats, min_s = (1, 1, 0.0) if quick else (1, 3, 0.5)
-    out = []
-    for n in ((512,) if quick else (2048, 4096)):
-        a = np.random.default_rng(0).standard_normal((n, n), dtype="float32")
-        b = np.random.default_rng(1).standard_normal((n, n), dtype="float32")
-        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        for impl, fn in (("numpy", lambda: a @ b), ("torch", lambda: ta @ tb)):
-            seconds = time_calls(fn, warmup, repeats, min_s)
-            out.append(record("matmul_peak", impl, "cpu", f"fp32 {n}x{n}", "matmuls/s", 1, seconds, 2 * n**3))
-    return out
-
-
 CASES = {
     "forward": forward,
     "train": train_step,
     "end_to_end": end_to_end,
-    "hf_forward": hf_forward,
-    "hf_train": hf_train_step,
-    "hf_end_to_end": hf_end_to_end,
     "tokenizer": tokenizer,
     "data_generation": data_generation,
-    "matmul_peak": matmul_peak,
 }

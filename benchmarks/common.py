@@ -22,37 +22,51 @@ import time
 DATA = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
 
 
-def time_calls(fn, warmup=1, repeats=3, min_seconds=0.0, budget_seconds=None):
-    """Seconds per call of `fn()` over `repeats` timed calls, after `warmup` untimed ones.
+def time_interleaved(fns, warmup=1, repeats=3, min_seconds=0.0, budget_seconds=None, pause=0.05):
+    """Seconds per call of each of several callables, measured in alternating rounds.
+
+    Implementations that are compared with each other are timed in the same
+    process, round by round (each round times every callable once, in a
+    rotated order), so a change in the machine's load during the run falls on
+    all of them alike instead of on whichever ran during the busy minute. A
+    short pause before each timed repeat lets the previous runtime's spinning
+    worker threads (OpenMP, Eigen) go idle before the next one starts.
 
     Args:
-        fn: a callable that blocks until its work is done (returns host values).
-        warmup: untimed calls first (tracing, compilation, caches).
-        repeats: timed calls.
-        min_seconds: a timed repeat loops `fn` until at least this long has
-            passed and reports the mean per call (short calls are noisy).
-        budget_seconds: stop after two repeats once the timed calls have taken
-            this long (slow configurations, e.g. int8 where a backend has no
-            fast int8 kernel, would otherwise eat the run's time).
+        fns: dict name -> callable that blocks until its work is done.
+        warmup: untimed calls of each callable first (tracing, compilation).
+        repeats: timed rounds.
+        min_seconds: a timed repeat loops a callable until this long has
+            passed and reports the mean per call.
+        budget_seconds: a callable whose timed calls have taken this long
+            stops after two repeats (e.g. int8 where a backend has no fast
+            int8 kernel).
+        pause: seconds of sleep before each timed repeat.
 
     Returns:
-        A list of `repeats` seconds-per-call.
+        dict name -> list of seconds per call (two to `repeats` entries).
     """
-    for _ in range(warmup):
-        fn()
-    times, spent = [], 0.0
-    for _ in range(repeats):
-        if budget_seconds is not None and len(times) >= 2 and spent > budget_seconds:
-            break
-        calls, start = 0, time.perf_counter()
-        while True:
-            fn()
-            calls += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_seconds:
-                break
-        times.append(elapsed / calls)
-        spent += elapsed
+    names = list(fns)
+    for name in names:
+        for _ in range(warmup):
+            fns[name]()
+    times = {name: [] for name in names}
+    spent = dict.fromkeys(names, 0.0)
+    for round_index in range(repeats):
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
+            if budget_seconds is not None and len(times[name]) >= 2 and spent[name] > budget_seconds:
+                continue
+            time.sleep(pause)
+            calls, start = 0, time.perf_counter()
+            while True:
+                fns[name]()
+                calls += 1
+                elapsed = time.perf_counter() - start
+                if elapsed >= min_seconds:
+                    break
+            times[name].append(elapsed / calls)
+            spent[name] += elapsed
     return times
 
 

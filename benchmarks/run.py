@@ -5,10 +5,12 @@
     .venv/bin/python -m benchmarks.run --backends jax --cases forward
 
 Each backend runs in its own subprocess (KERAS_BACKEND is fixed per process),
-and so do the Hugging Face peers and the CPU-only cases; each subprocess
-writes its records as JSON and this orchestrator gathers them, computes MFU
-(against the fp32 matmul peak measured in the same run) and the ratios to the
-peers measured in the same run, and writes the markdown.
+and times the peers in the same process, round by round with ours: keras-hub
+on that backend, Hugging Face transformers (torch eager) and a numpy fp32
+matmul (the MFU denominator). The text cases (tokenizers, data generation) run
+in one more subprocess. Each subprocess writes its records as JSON; this
+orchestrator gathers them, computes MFU and the ratios to the peers of the
+same process, and writes the markdown.
 """
 
 import argparse
@@ -28,17 +30,14 @@ HERE = os.path.join(ROOT, "benchmarks")
 BACKENDS = ("tensorflow", "jax", "torch")
 KERAS_CASES = ("forward", "train", "end_to_end")
 
-# (label, KERAS_BACKEND for the process, cases); "peers" and "cpu" need no Keras backend of their own.
+# (label, KERAS_BACKEND for the process, cases). Each Keras backend's process also times the peers
+# (keras-hub on that backend, HF transformers on torch) and a numpy matmul in the same rounds as ours
+# (`common.time_interleaved`), so every ratio and every MFU compares figures taken minutes apart at
+# most, under the same load, in one process.
 def plan(backends, cases):
-    jobs = [("cpu", "torch", [c for c in ("matmul_peak",) if c in cases])]
-    jobs.append(("text", "tensorflow", [c for c in ("tokenizer", "data_generation") if c in cases]))
-    jobs.append(("hf", "torch", [c for c in ("hf_forward", "hf_train", "hf_end_to_end")
-                                 if c.removeprefix("hf_") in cases]))
+    jobs = [("text", "tensorflow", [c for c in ("tokenizer", "data_generation") if c in cases])]
     for backend in backends:
         jobs.append((backend, backend, [c for c in KERAS_CASES if c in cases]))
-    # The peak again at the end: the machine is shared, and a peak measured during a busy minute
-    # would overstate every MFU. The report takes the best of both.
-    jobs.append(("cpu-end", "torch", [c for c in ("matmul_peak",) if c in cases]))
     return [job for job in jobs if job[2]]
 
 
@@ -83,8 +82,8 @@ def run_job(label, backend, case_names, quick, timeout):
     finally:
         if os.path.exists(output):
             os.remove(output)
-    for e in result["errors"]:
-        e["job"] = label
+    for item in result["records"] + result["errors"]:
+        item["job"] = label
     log(f"[{label}] {seconds:.0f} s, {len(result['records'])} records, {len(result['errors'])} errors")
     return result, seconds
 
@@ -93,7 +92,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny shapes, one repeat")
     parser.add_argument("--backends", default=",".join(BACKENDS))
-    parser.add_argument("--cases", default="matmul_peak,forward,train,end_to_end,tokenizer,data_generation")
+    parser.add_argument("--cases", default="forward,train,end_to_end,tokenizer,data_generation")
     parser.add_argument("--out", default=None, help="markdown path (default benchmarks/RESULTS.md; "
                                                      "benchmarks/.cache/RESULTS-quick.md with --quick)")
     parser.add_argument("--timeout", type=int, default=900, help="seconds per subprocess")

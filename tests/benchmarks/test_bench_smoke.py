@@ -3,10 +3,12 @@
 No timing assertions: the figures come from `make bench`, not from tests.
 """
 
+import time
+
 import keras
 import pytest
 
-from benchmarks import cases
+from benchmarks import cases, common
 from benchmarks.common import check_record
 from benchmarks.report import write_report
 
@@ -40,3 +42,50 @@ def test_check_record_rejects_bad_numbers():
         check_record({**good, "median": float("nan")})
     with pytest.raises(ValueError):
         check_record({**good, "min": -1.0})
+
+
+@pytest.mark.only_backend("tensorflow", reason="timing and report plumbing in pure Python; no Keras backend involved")
+def test_time_interleaved_rotates_rounds_and_stops_over_budget_callables():
+    calls = []
+    slow_sleep = 0.02
+
+    def fast():
+        calls.append("fast")
+
+    def slow():
+        calls.append("slow")
+        time.sleep(slow_sleep)
+
+    times = common.time_interleaved({"fast": fast, "slow": slow}, warmup=1, repeats=4, budget_seconds=0.03, pause=0)
+    # Warm-up once each, then rounds in rotated order; "slow" stops after two timed repeats (over budget).
+    assert calls[:2] == ["fast", "slow"]
+    assert calls[2:] == ["fast", "slow", "slow", "fast", "fast", "fast"]
+    assert len(times["fast"]) == 4 and len(times["slow"]) == 2
+    assert all(t >= slow_sleep for t in times["slow"]) and all(t < slow_sleep for t in times["fast"])
+
+
+@pytest.mark.only_backend("tensorflow", reason="timing and report plumbing in pure Python; no Keras backend involved")
+def test_report_compares_only_figures_from_the_same_process(tmp_path):
+    def rec(job, impl, rate, case="forward", config="base 8x128 fp32", backend="jax"):
+        r = cases.record(case, impl, backend, config, "tokens/s", 1, [1 / rate], 1e9)
+        return {**r, "job": job}
+
+    records = [
+        rec("jax", "keras_bert", 1000), rec("jax", "keras_hub", 800), rec("jax", "hf_transformers", 500),
+        rec("jax", "numpy", 2000, case="matmul_peak", config="fp32 2048x2048", backend="cpu"),
+        # A second process where HF ran fast: our jax figure must not be divided by it.
+        rec("torch", "keras_bert", 900, backend="torch"), rec("torch", "keras_hub", 1000, backend="torch"),
+        rec("torch", "hf_transformers", 3000),
+        rec("torch", "numpy", 4000, case="matmul_peak", config="fp32 2048x2048", backend="cpu"),
+    ]
+    run = {"date": "today", "quick": False, "wall_seconds": 1, "job_seconds": {}, "loadavg_start": "0",
+           "loadavg_end": "0", "machine": {"cpus": 2, "platform": "p", "python": "3"}, "versions": {},
+           "command": "test"}
+    path = tmp_path / "RESULTS.md"
+    write_report(str(path), run, records, [])
+    goals = {line.split(" | ")[0].lstrip("| "): line for line in path.read_text().splitlines() if line.startswith("| ")}
+    assert "| 0.90× |" in goals["fp32 forward vs keras-hub, same backend (worst case)"]  # torch 900 / 1000
+    hf = goals["fp32 forward base 8x128: our best backend vs HF eager"]
+    assert "| 2.00× |" in hf and "torch 0.30×" in hf  # jax 1000 / 500, not 1000 / 3000
+    mfu = goals["fp32 forward base 8x128: MFU"]
+    assert "| 50.0% |" in mfu  # jax: 1000 GFLOP/s / 2000 of its own process; torch 900 / 4000 = 22%
