@@ -51,6 +51,14 @@ def _add_pretrain(subparsers):
     parser.add_argument("--masking", choices=["token", "whole-word"], default="token")
     parser.add_argument("--mode", choices=["dynamic", "static"], default="dynamic", help="masks per epoch or TFRecords")
     parser.add_argument("--dupe-factor", type=int, default=5, help="static mode: passes over the corpus")
+    parser.add_argument(
+        "--pack-sequences",
+        action="store_true",
+        help="pack several short sentence pairs into each row (less padding; attention stays within each pair)",
+    )
+    parser.add_argument(
+        "--max-sequences-per-pack", type=int, default=3, help="with --pack-sequences: most pairs per row (default 3)"
+    )
     parser.add_argument("--optimizer", choices=["adamw", "lamb"], default="adamw")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--weight-decay", type=float, default=0.01)
@@ -112,6 +120,8 @@ def _run_pretrain(args):
         mesh_shape=args.mesh,
         tpu=args.tpu,
         steps_per_execution=args.steps_per_execution,
+        pack_sequences=args.pack_sequences,
+        max_sequences_per_pack=args.max_sequences_per_pack,
     )
     print(summary)
 

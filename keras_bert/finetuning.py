@@ -62,9 +62,13 @@ def _keras_backbone(path):
 
 
 def _with_dropout(backbone, dropout):
-    if dropout is None or backbone.dropout == dropout:
+    """`backbone` with `dropout`, and unpacked: task heads take one example per row."""
+    packed = getattr(backbone, "packed_inputs", False)
+    if (dropout is None or backbone.dropout == dropout) and not packed:
         return backbone
-    config = {**backbone.get_config(), "dropout": dropout}
+    config = {**backbone.get_config(), "packed_inputs": False}
+    if dropout is not None:
+        config["dropout"] = dropout
     rebuilt = BertBackbone.from_config(config)
     rebuilt.set_weights(backbone.get_weights())
     return rebuilt

@@ -34,7 +34,8 @@ from keras_bert.converters.weight_map import assign_canonical_weights, canonical
 HUB_SCHEME = "hf://"
 
 # Constructor arguments a caller may change without changing weight shapes.
-_FREE_ARGUMENTS = {"dropout", "dtype", "output_hidden_states", "output_attentions", "name", "trainable"}
+# (`packed_inputs` too: a backbone pretrained on packed sequences has the same weights as an unpacked one.)
+_FREE_ARGUMENTS = {"dropout", "dtype", "output_hidden_states", "output_attentions", "packed_inputs", "name", "trainable"}
 
 # What a hub download fetches: configs, safetensors and the vocabulary
 # (`pytorch_model.bin` only when a repository has no safetensors).

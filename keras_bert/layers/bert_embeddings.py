@@ -12,7 +12,9 @@ class BertEmbeddings(keras.layers.Layer):
 
     This is BERT's input layer (`bert/embeddings` in Google's checkpoints,
     `embeddings` in Hugging Face's). Positions are learned, one vector per
-    position up to `max_sequence_length`.
+    position up to `max_sequence_length`. Positions are `0..sequence_length-1`
+    unless `position_ids` are given (packed sequences restart them at 0 for
+    every packed example).
 
     Args:
         vocabulary_size: int. Number of WordPiece tokens.
@@ -26,6 +28,8 @@ class BertEmbeddings(keras.layers.Layer):
     Call arguments:
         token_ids: int tensor of shape `(batch_size, sequence_length)`.
         segment_ids: int tensor of shape `(batch_size, sequence_length)`.
+        position_ids: optional int tensor of shape `(batch_size,
+            sequence_length)`, each in `[0, max_sequence_length)`.
         training: bool, whether dropout is active.
 
     Returns:
@@ -76,11 +80,11 @@ class BertEmbeddings(keras.layers.Layer):
         )
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
 
-    def build(self, token_ids_shape, segment_ids_shape=None):
+    def build(self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None):
         self.token_embedding.build(token_ids_shape)
         self.segment_embedding.build(token_ids_shape)
-        # A plain weight rather than an Embedding layer: positions are always
-        # 0..sequence_length-1, so a slice is cheaper than a gather.
+        # A plain weight rather than an Embedding layer: positions are
+        # 0..sequence_length-1 unless packed, and a slice is cheaper than a gather.
         self.position_embeddings = self.add_weight(
             name="position_embeddings",
             shape=(self.max_sequence_length, self.hidden_dim),
@@ -89,16 +93,20 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm.build(tuple(token_ids_shape) + (self.hidden_dim,))
         self.built = True
 
-    def call(self, token_ids, segment_ids, training=None):
+    def call(self, token_ids, segment_ids, position_ids=None, training=None):
         # token_ids, segment_ids: (batch, seq)
-        sequence_length = ops.shape(token_ids)[1]
         x = self.token_embedding(token_ids) + self.segment_embedding(segment_ids)
-        positions = ops.cast(self.position_embeddings[:sequence_length], x.dtype)  # (seq, hidden)
-        x = x + positions[None, :, :]
+        if position_ids is None:
+            sequence_length = ops.shape(token_ids)[1]
+            positions = ops.cast(self.position_embeddings[:sequence_length], x.dtype)  # (seq, hidden)
+            x = x + positions[None, :, :]
+        else:
+            table = ops.cast(self.position_embeddings, x.dtype)
+            x = x + ops.take(table, ops.cast(position_ids, "int32"), axis=0)  # (batch, seq, hidden)
         x = self.layer_norm(x)
         return self.dropout_layer(x, training=training)  # (batch, seq, hidden)
 
-    def compute_output_shape(self, token_ids_shape, segment_ids_shape=None):
+    def compute_output_shape(self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None):
         return tuple(token_ids_shape) + (self.hidden_dim,)
 
     def get_config(self):

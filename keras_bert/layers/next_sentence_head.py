@@ -13,10 +13,12 @@ class NextSentenceHead(keras.layers.Layer):
         kernel_initializer: initializer for the 2-way projection.
 
     Call arguments:
-        pooled_output: float tensor of shape `(batch_size, hidden_dim)`.
+        pooled_output: float tensor of shape `(batch_size, hidden_dim)`, or
+            `(batch_size, num_sequences, hidden_dim)` for packed sequences.
 
     Returns:
-        float32 logits of shape `(batch_size, 2)`: index 0 = "B is the actual
+        float32 logits of shape `(batch_size, 2)` (or `(batch_size,
+        num_sequences, 2)`): index 0 = "B is the actual
         next segment", 1 = "B is random" (the convention of Google's BERT and
         Hugging Face). Logits are float32 even under mixed precision, for a
         stable loss.
@@ -37,10 +39,10 @@ class NextSentenceHead(keras.layers.Layer):
         return keras.ops.cast(self.dense(pooled_output), "float32")
 
     def compute_output_shape(self, input_shape):
-        return (input_shape[0], 2)
+        return tuple(input_shape[:-1]) + (2,)
 
     def compute_output_spec(self, pooled_output):
-        return keras.KerasTensor((pooled_output.shape[0], 2), dtype="float32")
+        return keras.KerasTensor(tuple(pooled_output.shape[:-1]) + (2,), dtype="float32")
 
     def get_config(self):
         return {**super().get_config(), "kernel_initializer": keras.initializers.serialize(self.kernel_initializer)}

@@ -1,6 +1,7 @@
 """BERT's pooler: a tanh dense layer on the [CLS] vector."""
 
 import keras
+from keras import ops
 
 from keras_bert.layers._utils import get_initializer
 
@@ -15,11 +16,17 @@ class Pooler(keras.layers.Layer):
     Args:
         kernel_initializer: initializer for the dense kernel.
 
+    With `positions` it pools the vectors at those positions instead: packed
+    sequences hold one [CLS] per packed example, each pooled with the same
+    weights.
+
     Call arguments:
         sequence_output: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
+        positions: optional int tensor of shape `(batch_size, num_positions)`.
 
     Returns:
-        Float tensor of shape `(batch_size, hidden_dim)`.
+        Float tensor of shape `(batch_size, hidden_dim)`, or with `positions`
+        `(batch_size, num_positions, hidden_dim)`.
     """
 
     def __init__(self, kernel_initializer="truncated_normal", **kwargs):
@@ -37,11 +44,16 @@ class Pooler(keras.layers.Layer):
         self.dense.build((input_shape[0], input_shape[-1]))
         self.built = True
 
-    def call(self, sequence_output):
-        return self.dense(sequence_output[:, 0, :])  # (batch, hidden)
+    def call(self, sequence_output, positions=None):
+        if positions is None:
+            return self.dense(sequence_output[:, 0, :])  # (batch, hidden)
+        positions = ops.cast(positions, "int32")[:, :, None]  # (batch, num_positions, 1)
+        return self.dense(ops.take_along_axis(sequence_output, positions, axis=1))  # (batch, num_positions, hidden)
 
-    def compute_output_shape(self, input_shape):
-        return (input_shape[0], input_shape[-1])
+    def compute_output_shape(self, sequence_output_shape, positions_shape=None):
+        if positions_shape is None:
+            return (sequence_output_shape[0], sequence_output_shape[-1])
+        return (sequence_output_shape[0], positions_shape[1], sequence_output_shape[-1])
 
     def get_config(self):
         return {**super().get_config(), "kernel_initializer": keras.initializers.serialize(self.kernel_initializer)}

@@ -12,6 +12,10 @@ from keras_bert.layers._utils import check_positive_int, check_rate, clone_initi
 class SelfAttention(keras.layers.Layer):
     """Multi-head scaled dot-product self-attention with a key padding mask.
 
+    Instead of (or with) the key padding mask, a full `attention_mask` may say
+    which key every query may attend to: packed sequences use it to keep
+    attention inside each example (see `packed_attention_mask`).
+
     Query, key and value come from one fused projection whose kernel has shape
     `(hidden_dim, 3, num_heads, head_dim)`: one matmul instead of three, and the
     heads axis stays explicit so a layout map can shard it (see
@@ -32,6 +36,10 @@ class SelfAttention(keras.layers.Layer):
         x: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
         padding_mask: int or bool tensor of shape `(batch_size, sequence_length)`,
             1/True for real tokens. Padded keys get zero attention. Optional.
+        attention_mask: int or bool tensor of shape `(batch_size,
+            sequence_length, sequence_length)`, 1/True where query `t` may
+            attend to key `s`. Optional; combined with `padding_mask` when
+            both are given. Every query should keep at least one key.
         training: bool, whether dropout is active.
         return_attention_scores: bool. If True, also return the attention
             probabilities.
@@ -93,12 +101,15 @@ class SelfAttention(keras.layers.Layer):
         self.probs_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name="probs_dropout")
         self.built = True
 
-    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+    def call(self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
         qkv = self.qkv_dense(x)  # (batch, seq, 3, heads, head_dim)
         query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]  # each (batch, seq, heads, head_dim)
         key_mask = None
         if padding_mask is not None:
             key_mask = ops.cast(padding_mask, "bool")[:, None, None, :]  # (batch, 1, 1, seq)
+        if attention_mask is not None:
+            full_mask = ops.cast(attention_mask, "bool")[:, None, :, :]  # (batch, 1, seq_q, seq_k)
+            key_mask = full_mask if key_mask is None else ops.logical_and(key_mask, full_mask)
 
         explicit = return_attention_scores or (training and self.dropout > 0)
         if not explicit:
@@ -109,7 +120,7 @@ class SelfAttention(keras.layers.Layer):
         logits = ops.einsum("btnh,bsnh->bnts", query, key)  # (batch, heads, seq_q, seq_k)
         logits = ops.cast(logits, "float32") * scale
         if key_mask is not None:
-            # A large finite negative rather than -inf: a row that is all padding
+            # A large finite negative rather than -inf: a row that is all masked
             # then averages uniformly instead of producing NaN.
             logits = ops.where(key_mask, logits, -1e9)
         probs = ops.softmax(logits, axis=-1)
@@ -129,3 +140,26 @@ class SelfAttention(keras.layers.Layer):
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             "bias_initializer": keras.initializers.serialize(self.bias_initializer),
         }
+
+
+def packed_attention_mask(sequence_ids, padding_mask=None):
+    """The block-diagonal attention mask of packed sequences.
+
+    Token `t` may attend to token `s` only when both belong to the same packed
+    example. Padding (sequence id 0, or `padding_mask` 0) forms its own block,
+    so a padded query still has keys to attend to (its output is never read)
+    while no real token ever attends to padding.
+
+    Args:
+        sequence_ids: int tensor of shape `(batch_size, sequence_length)`:
+            1..k for the k-th packed example of a row, 0 for padding.
+        padding_mask: optional int or bool tensor of the same shape; where it
+            is 0 the token counts as padding whatever its sequence id.
+
+    Returns:
+        bool tensor of shape `(batch_size, sequence_length, sequence_length)`.
+    """
+    ids = ops.cast(sequence_ids, "int32")
+    if padding_mask is not None:
+        ids = ops.where(ops.cast(padding_mask, "bool"), ids, 0)
+    return ops.equal(ids[:, :, None], ids[:, None, :])  # (batch, seq_q, seq_k)

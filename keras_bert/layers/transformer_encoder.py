@@ -35,6 +35,9 @@ class TransformerEncoder(keras.layers.Layer):
     Call arguments:
         x: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
         padding_mask: int or bool tensor of shape `(batch_size, sequence_length)`.
+        attention_mask: int or bool tensor of shape `(batch_size,
+            sequence_length, sequence_length)`, which keys each query may
+            attend to (packed sequences); optional.
         training: bool, whether dropout is active.
         return_attention_scores: bool. Also return the attention probabilities.
 
@@ -108,11 +111,12 @@ class TransformerEncoder(keras.layers.Layer):
         h = ops.gelu(h, approximate=False)  # BERT's GELU is the exact erf form.
         return self.output_dropout(self.output_dense(h), training=training)
 
-    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+    def call(self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
         attention_input = self.attention_layer_norm(x) if self.normalize_first else x
         attended = self.attention(
             attention_input,
             padding_mask=padding_mask,
+            attention_mask=attention_mask,
             training=training,
             return_attention_scores=return_attention_scores,
         )

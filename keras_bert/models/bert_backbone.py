@@ -4,9 +4,10 @@ import keras
 
 from keras_bert.layers.bert_embeddings import BertEmbeddings
 from keras_bert.layers.pooler import Pooler
+from keras_bert.layers.self_attention import packed_attention_mask
 from keras_bert.layers.transformer_encoder import TransformerEncoder
 from keras_bert.models.bert_sizes import BERT_SIZES
-from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs
+from keras_bert.models.input_checks import BACKBONE_INPUTS, PACKED_INPUTS, check_fit_data, check_inputs
 from keras_bert.models.quantization import quantized_layers, restore_quantization
 
 
@@ -32,6 +33,13 @@ class BertBackbone(keras.Model):
         output_hidden_states: bool. Also output every layer's hidden states.
         output_attentions: bool. Also output every layer's attention probabilities
             (slower: attention then runs without the fused kernel).
+        packed_inputs: bool. Take packed sequences (several examples per row,
+            for pretraining): adds the `sequence_ids` and `position_ids`
+            inputs; attention stays inside each packed example and positions
+            restart at 0 for each. The weights are the same as without it, so
+            a backbone pretrained packed is rebuilt with `packed_inputs=False`
+            (`BertBackbone.from_pretrained(path, packed_inputs=False)`) for
+            fine-tuning.
         dtype: dtype or `keras.DTypePolicy` for the whole model, e.g. "mixed_bfloat16".
 
     Inputs (a dict):
@@ -40,10 +48,19 @@ class BertBackbone(keras.Model):
             segment A and 1 for segment B.
         padding_mask: int32 tensor of shape `(batch_size, sequence_length)`,
             1 for real tokens and 0 for padding.
+        sequence_ids: (with `packed_inputs`) int32 tensor of shape
+            `(batch_size, sequence_length)`, 1..k for the k-th example packed
+            into the row, 0 for padding. A token attends only to tokens with
+            its own id.
+        position_ids: (with `packed_inputs`) int32 tensor of shape
+            `(batch_size, sequence_length)`, each token's position inside its
+            own example (0 at each example's [CLS]).
 
     Outputs (a dict):
         sequence_output: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
-        pooled_output: float tensor of shape `(batch_size, hidden_dim)`.
+        pooled_output: float tensor of shape `(batch_size, hidden_dim)`; with
+            `packed_inputs`, the first packed example's (`BertPretrainer` pools
+            every example's [CLS] itself).
         hidden_states: (with `output_hidden_states`) a list of `num_layers + 1`
             tensors of shape `(batch_size, sequence_length, hidden_dim)`, the
             embeddings first.
@@ -78,6 +95,7 @@ class BertBackbone(keras.Model):
         normalize_first=False,
         output_hidden_states=False,
         output_attentions=False,
+        packed_inputs=False,
         dtype=None,
         **kwargs,
     ):
@@ -126,10 +144,18 @@ class BertBackbone(keras.Model):
             "segment_ids": keras.Input(shape=(None,), dtype="int32", name="segment_ids"),
             "padding_mask": keras.Input(shape=(None,), dtype="int32", name="padding_mask"),
         }
-        x = embeddings(inputs["token_ids"], inputs["segment_ids"])
+        if packed_inputs:
+            for name in PACKED_INPUTS:
+                inputs[name] = keras.Input(shape=(None,), dtype="int32", name=name)
+            x = embeddings(inputs["token_ids"], inputs["segment_ids"], position_ids=inputs["position_ids"])
+            # (batch, seq, seq): one mask for every layer, block-diagonal over packed examples.
+            masks = {"attention_mask": packed_attention_mask(inputs["sequence_ids"], inputs["padding_mask"])}
+        else:
+            x = embeddings(inputs["token_ids"], inputs["segment_ids"])
+            masks = {"padding_mask": inputs["padding_mask"]}
         hidden_states, attentions = [x], []
         for layer in transformer_layers:
-            x = layer(x, padding_mask=inputs["padding_mask"], return_attention_scores=output_attentions)
+            x = layer(x, **masks, return_attention_scores=output_attentions)
             if output_attentions:
                 x, probs = x
                 attentions.append(probs)
@@ -165,6 +191,12 @@ class BertBackbone(keras.Model):
         self.normalize_first = normalize_first
         self.output_hidden_states = output_hidden_states
         self.output_attentions = output_attentions
+        self.packed_inputs = packed_inputs
+
+    @property
+    def input_names(self):
+        """The names of the inputs this backbone takes."""
+        return BACKBONE_INPUTS + PACKED_INPUTS if self.packed_inputs else BACKBONE_INPUTS
 
     @property
     def token_embedding(self):
@@ -173,19 +205,19 @@ class BertBackbone(keras.Model):
 
     # --- input checks: bad input fails here with a clear message, not deep in a kernel.
     def __call__(self, inputs, *args, **kwargs):
-        check_inputs(inputs, self.get_config(), where=self.name)
+        check_inputs(inputs, self.get_config(), names=self.input_names, where=self.name)
         return super().__call__(inputs, *args, **kwargs)
 
     def fit(self, x=None, *args, **kwargs):
-        check_fit_data(x, self.get_config(), BACKBONE_INPUTS, self.name)
+        check_fit_data(x, self.get_config(), self.input_names, self.name)
         return super().fit(x, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
-        check_fit_data(x, self.get_config(), BACKBONE_INPUTS, self.name)
+        check_fit_data(x, self.get_config(), self.input_names, self.name)
         return super().predict(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
-        check_fit_data(x, self.get_config(), BACKBONE_INPUTS, self.name)
+        check_fit_data(x, self.get_config(), self.input_names, self.name)
         return super().evaluate(x, *args, **kwargs)
 
     def get_config(self):
@@ -208,6 +240,9 @@ class BertBackbone(keras.Model):
             "output_hidden_states": self.output_hidden_states,
             "output_attentions": self.output_attentions,
         }
+        # Only when set: configs (and .keras files) of unpacked backbones stay as they were.
+        if self.packed_inputs:
+            config["packed_inputs"] = True
         # No walrus here: AutoGraph (which converts this when a model is called
         # inside a tf.function, e.g. at SavedModel export) cannot parse one.
         quantized = quantized_layers(self)

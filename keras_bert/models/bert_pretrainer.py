@@ -5,7 +5,7 @@ import keras
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.models.bert_task import BertTask
-from keras_bert.models.input_checks import BACKBONE_INPUTS
+from keras_bert.models.input_checks import BACKBONE_INPUTS, PACKED_INPUTS
 from keras_bert.optimizers import create_optimizer
 
 
@@ -28,6 +28,19 @@ class BertPretrainer(BertTask):
     0.0 for padded prediction slots}` — what `keras_bert.pretraining_dataset`
     yields.
 
+    Packed sequences: with a backbone built with `packed_inputs=True`, a row
+    holds up to `S` examples, each `[CLS] A [SEP] B [SEP]` with its own
+    positions (see `BertBackbone`). The model then also takes `sequence_ids`,
+    `position_ids` (int32 `(batch_size, sequence_length)`) and
+    `nsp_positions` (int32 `(batch_size, S)`, each example's [CLS] position;
+    0 in empty slots), and `nsp` is float32 `(batch_size, S, 2)`: every
+    example's [CLS] goes through the backbone's pooler weights and the NSP
+    head. Labels `y["nsp"]` are int32 `(batch_size, S)` with
+    `sample_weight["nsp"]` 1.0 for real examples and 0.0 for empty slots,
+    as `pretraining_dataset(..., pack_sequences=True)` yields; the default
+    NSP loss and accuracy then average over the real examples only. The
+    masked LM is unchanged: `mask_positions` index the packed row.
+
     Args:
         backbone: a `keras_bert.BertBackbone`.
 
@@ -41,6 +54,7 @@ class BertPretrainer(BertTask):
     """
 
     input_names = BACKBONE_INPUTS + ("mask_positions",)
+    packed_input_names = BACKBONE_INPUTS + PACKED_INPUTS + ("mask_positions", "nsp_positions")
 
     def __init__(self, backbone, **kwargs):
         # === Layers === (locals until the model is initialised, for the torch backend)
@@ -54,13 +68,23 @@ class BertPretrainer(BertTask):
         next_sentence_head = NextSentenceHead(dtype=backbone.dtype_policy, name="next_sentence_head")
 
         # === Functional graph ===
+        packed = getattr(backbone, "packed_inputs", False)
         inputs = {**backbone.input, "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}
-        features = backbone({name: inputs[name] for name in BACKBONE_INPUTS})
+        if packed:
+            inputs["nsp_positions"] = keras.Input(shape=(None,), dtype="int32", name="nsp_positions")
+        features = backbone({name: inputs[name] for name in backbone.input_names})
+        if packed:
+            # Every packed example's [CLS], through the backbone's own pooler weights.
+            pooled = backbone.pooler(features["sequence_output"], positions=inputs["nsp_positions"])  # (batch, S, hidden)
+        else:
+            pooled = features["pooled_output"]  # (batch, hidden)
         outputs = {
             "mlm": masked_lm_head(features["sequence_output"], inputs["mask_positions"]),
-            "nsp": next_sentence_head(features["pooled_output"]),
+            "nsp": next_sentence_head(pooled),
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        if packed:
+            self.input_names = self.packed_input_names
         self.dtype_policy = backbone.dtype_policy  # e.g. mixed_float16 turns on loss scaling in compile()
         self.backbone = backbone
         self.masked_lm_head = masked_lm_head
@@ -73,12 +97,33 @@ class BertPretrainer(BertTask):
             optimizer: "auto" is AdamW (lr 1e-4, weight decay 0.01 except on
                 LayerNorm and biases, global norm clipping at 1.0); or any Keras optimizer.
             loss: "auto" is the sum of MLM cross-entropy averaged over the real
-                masked positions (padded slots weigh 0) and NSP cross-entropy.
-            metrics: "auto" is NSP accuracy.
+                masked positions (padded slots weigh 0) and NSP cross-entropy
+                (with packed inputs averaged over the real examples).
+            metrics: "auto" is NSP accuracy (with packed inputs it is a
+                weighted metric, over the real examples only).
             weighted_metrics: "auto" is MLM accuracy over real masked positions.
         """
         if optimizer == "auto":
             optimizer = create_optimizer()
+        if self.backbone.packed_inputs:
+            # Empty NSP slots of a packed row weigh 0: they count for nothing
+            # in the loss (averaged over the weights) and in the accuracy.
+            if loss == "auto":
+                loss = {
+                    "mlm": keras.losses.SparseCategoricalCrossentropy(
+                        from_logits=True, reduction="mean_with_sample_weight"
+                    ),
+                    "nsp": keras.losses.SparseCategoricalCrossentropy(
+                        from_logits=True, reduction="mean_with_sample_weight"
+                    ),
+                }
+            if metrics == "auto":
+                metrics = None
+            if weighted_metrics == "auto":
+                weighted_metrics = {
+                    "mlm": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                    "nsp": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                }
         if loss == "auto":
             loss = {
                 "mlm": keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight"),

@@ -13,6 +13,10 @@ import keras
 import numpy as np
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+# The extra inputs of a backbone built with `packed_inputs=True`.
+PACKED_INPUTS = ("sequence_ids", "position_ids")
+# Inputs of shape (batch_size, sequence_length), which must agree.
+_TOKEN_LEVEL_INPUTS = BACKBONE_INPUTS + PACKED_INPUTS
 
 
 def _concrete(value):
@@ -55,9 +59,18 @@ def check_inputs(inputs, config, names=BACKBONE_INPUTS, where="BertBackbone"):
     missing = [n for n in names if n not in inputs]
     unknown = [k for k in inputs if k not in names]
     if missing or unknown:
+        packed_names = PACKED_INPUTS + ("nsp_positions",)
+        hint = ""
+        if any(n in packed_names for n in missing):
+            hint = (
+                ". The model was built for packed sequences (`packed_inputs=True`): feed what "
+                "`pretraining_dataset(pack_sequences=True)` yields, or use a backbone built with packed_inputs=False."
+            )
+        elif any(k in packed_names for k in unknown):
+            hint = ". The model takes unpacked inputs: build its backbone with `packed_inputs=True` for packed sequences."
         raise ValueError(
             f"{where} takes inputs named {list(names)}. Missing: {missing}; unexpected: {unknown}. "
-            f"Received keys: {list(inputs)}"
+            f"Received keys: {list(inputs)}{hint}"
         )
     shape = None
     for name in names:
@@ -78,10 +91,11 @@ def check_inputs(inputs, config, names=BACKBONE_INPUTS, where="BertBackbone"):
         integer = dtype.startswith("int") or dtype.startswith("uint") or (name == "padding_mask" and dtype == "bool")
         if not symbolic and not integer:
             raise ValueError(f"{where}: `{name}` must be an integer tensor. Received dtype {dtype}")
-        if name in BACKBONE_INPUTS:
+        if name in _TOKEN_LEVEL_INPUTS:
             if shape is not None and None not in value_shape + shape and value_shape != shape:
+                token_level = [n for n in names if n in _TOKEN_LEVEL_INPUTS]
                 raise ValueError(
-                    f"{where}: {list(BACKBONE_INPUTS)} must have the same shape. "
+                    f"{where}: {token_level} must have the same shape. "
                     f"Received `{name}` with shape {value_shape}, expected {shape}"
                 )
             shape = value_shape
@@ -95,6 +109,13 @@ def check_inputs(inputs, config, names=BACKBONE_INPUTS, where="BertBackbone"):
     _check_range(inputs, "segment_ids", config["num_segments"], "num_segments", where)
     if "mask_positions" in names and length is not None:
         _check_range(inputs, "mask_positions", length, "sequence length", where)
+    if "position_ids" in names:
+        _check_range(inputs, "position_ids", config["max_sequence_length"], "max_sequence_length", where)
+    if "sequence_ids" in names and length is not None:
+        # At most one packed example per token: ids 1..length, 0 for padding.
+        _check_range(inputs, "sequence_ids", length + 1, "sequence length + 1", where)
+    if "nsp_positions" in names and length is not None:
+        _check_range(inputs, "nsp_positions", length, "sequence length", where)
 
 
 def _check_range(inputs, name, limit, limit_name, where):

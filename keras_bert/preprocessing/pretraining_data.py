@@ -20,6 +20,11 @@ This follows google-research/bert `create_pretraining_data.py`:
    single tokens or whole words — and replaced 80% by `[MASK]`, 10% by a random
    token and 10% left as they are.
 
+Optionally (`pack_sequences`), `pack_pairs` puts several pairs into one row
+before masking ("packed BERT"): each keeps its own [CLS]/[SEP], segment ids,
+NSP label and positions from 0, and `sequence_ids` let the model keep
+attention within each pair, so less of every batch is padding.
+
 `pretraining_dataset` wires it into a `tf.data.Dataset` in two modes:
 "dynamic" (pairs made in Python once or every epoch, masks drawn anew every
 epoch inside `tf.data`) and "static" (dupe_factor copies masked once and
@@ -467,6 +472,119 @@ def _target_length(rng, max_num_tokens, short_seq_prob):
     return max_num_tokens
 
 
+def pack_pairs(pairs, max_sequences_per_pack=3, pad_token_id=0):
+    """Packs several short NSP pairs into each row ("packed BERT").
+
+    A row of `create_nsp_pairs` holds one `[CLS] A [SEP] B [SEP]` and then
+    padding. Here pairs are put into rows best-fit (each pair, in order, into
+    the open row with the least room that still fits it, or a new row), at
+    most `max_sequences_per_pack` per row. Every packed pair keeps its own
+    tokens, segment ids, word starts and NSP label; `sequence_ids` (1..k) and
+    `position_ids` (restarting at 0) tell the model where each one is, so it
+    attends within pairs only (see `BertBackbone(packed_inputs=True)`).
+    Deterministic: the same pairs give the same rows.
+
+    Args:
+        pairs: a dict as from `create_nsp_pairs` (`token_ids`,
+            `segment_ids`, `word_starts` of shape `(num_pairs, T)`, `nsp` of
+            shape `(num_pairs,)`), each pair's tokens first, then padding.
+        max_sequences_per_pack: `S`, the most pairs in one row (>= 1).
+        pad_token_id: id of `[PAD]`.
+
+    Returns:
+        A dict of numpy arrays with `num_rows <= num_pairs` rows:
+        `"token_ids"`, `"segment_ids"`, `"sequence_ids"`, `"position_ids"`
+        (int32 `(num_rows, T)`), `"word_starts"` (int8 `(num_rows, T)`, 1 on
+        special tokens and padding), `"nsp"` and `"nsp_positions"` (int32
+        `(num_rows, S)`: each pair's label and [CLS] position, 0 in empty
+        slots) and `"nsp_weights"` (float32 `(num_rows, S)`, 1.0 for real
+        pairs, 0.0 for empty slots).
+    """
+    if not isinstance(max_sequences_per_pack, int) or isinstance(max_sequences_per_pack, bool) or (
+        max_sequences_per_pack < 1
+    ):
+        raise ValueError(
+            f"`max_sequences_per_pack` must be a positive int; received {max_sequences_per_pack!r}"
+        )
+    token_ids = np.asarray(pairs["token_ids"])
+    count, length = token_ids.shape
+    lengths = (token_ids != pad_token_id).sum(axis=1)
+    S = max_sequences_per_pack
+
+    # Best fit: open rows bucketed by the room they have left.
+    open_rows = [[] for _ in range(length + 1)]
+    open_count = np.zeros(length + 1, np.int64)
+    rows, room = [], []
+    for i, n in enumerate(lengths.tolist()):
+        fits = np.flatnonzero(open_count[n:])
+        if len(fits):
+            r = open_rows[n + fits[0]].pop()
+            open_count[n + fits[0]] -= 1
+        else:
+            r = len(rows)
+            rows.append([])
+            room.append(length)
+        rows[r].append(i)
+        room[r] -= n
+        if len(rows[r]) < S and room[r] > 0:
+            open_rows[room[r]].append(r)
+            open_count[room[r]] += 1
+
+    num_rows = len(rows)
+    out = {
+        "token_ids": np.full((num_rows, length), pad_token_id, np.int32),
+        "segment_ids": np.zeros((num_rows, length), np.int32),
+        "sequence_ids": np.zeros((num_rows, length), np.int32),
+        "position_ids": np.zeros((num_rows, length), np.int32),
+        "word_starts": np.ones((num_rows, length), np.int8),
+        "nsp": np.zeros((num_rows, S), np.int32),
+        "nsp_positions": np.zeros((num_rows, S), np.int32),
+        "nsp_weights": np.zeros((num_rows, S), np.float32),
+    }
+    for r, members in enumerate(rows):
+        offset = 0
+        for k, i in enumerate(members):
+            n = lengths[i]
+            span = slice(offset, offset + n)
+            out["token_ids"][r, span] = token_ids[i, :n]
+            out["segment_ids"][r, span] = pairs["segment_ids"][i, :n]
+            out["word_starts"][r, span] = pairs["word_starts"][i, :n]
+            out["sequence_ids"][r, span] = k + 1
+            out["position_ids"][r, span] = np.arange(n)
+            out["nsp"][r, k] = pairs["nsp"][i]
+            out["nsp_positions"][r, k] = offset
+            out["nsp_weights"][r, k] = 1.0
+            offset += n
+    return out
+
+
+def padding_fraction(token_ids, pad_token_id=0):
+    """The share of `[PAD]` tokens in a `(num_rows, T)` array of token ids."""
+    token_ids = np.asarray(token_ids)
+    return float(np.mean(token_ids == pad_token_id)) if token_ids.size else 0.0
+
+
+def _record_packing(stats, pair_rounds, packed_rounds, pad_token_id):
+    """Adds rows and padding fractions before and after packing to `stats`."""
+    unpacked = np.concatenate([r["token_ids"] for r in pair_rounds])
+    packed = np.concatenate([r["token_ids"] for r in packed_rounds])
+    stats["unpacked_rows"] = int(len(unpacked))
+    stats["packed_rows"] = int(len(packed))
+    stats["padding_fraction_unpacked"] = round(padding_fraction(unpacked, pad_token_id), 4)
+    stats["padding_fraction_packed"] = round(padding_fraction(packed, pad_token_id), 4)
+    return stats
+
+
+_PACKING_STATS = ("unpacked_rows", "packed_rows", "padding_fraction_unpacked", "padding_fraction_packed")
+
+
+def _packing_summary(stats):
+    return (
+        f"packed {stats['unpacked_rows']} pairs into {stats['packed_rows']} rows; padding "
+        f"{stats['padding_fraction_unpacked']:.1%} -> {stats['padding_fraction_packed']:.1%} of all tokens"
+    )
+
+
 def default_max_predictions(sequence_length, masking_rate=0.15):
     """`round(masking_rate * sequence_length)`: 19 for 128, 77 for 512."""
     return max(1, int(round(masking_rate * sequence_length)))
@@ -651,8 +769,12 @@ def _choose_whole_words(word_starts, maskable, wanted, scores):
     return tf.gather(taken, word_id, batch_dims=1) > 0
 
 
-def _to_model_inputs(masked, segment_ids, nsp, pad_token_id):
-    """Masking output → `(x, y, sample_weight)` as `BertPretrainer` takes it."""
+def _to_model_inputs(masked, segment_ids, nsp, pad_token_id, packing=None):
+    """Masking output → `(x, y, sample_weight)` as `BertPretrainer` takes it.
+
+    `packing`: for packed rows, the dict with `sequence_ids`, `position_ids`,
+    `nsp_positions` and `nsp_weights` (see `pack_pairs`).
+    """
     x = {
         "token_ids": masked["token_ids"],
         "segment_ids": tf.cast(segment_ids, tf.int32),
@@ -660,6 +782,11 @@ def _to_model_inputs(masked, segment_ids, nsp, pad_token_id):
         "mask_positions": masked["mask_positions"],
     }
     y = {"mlm": masked["mlm_ids"], "nsp": tf.cast(nsp, tf.int32)}
+    if packing is not None:
+        for name in ("sequence_ids", "position_ids", "nsp_positions"):
+            x[name] = tf.cast(packing[name], tf.int32)
+        weights = {"mlm": masked["mlm_weights"], "nsp": tf.cast(packing["nsp_weights"], tf.float32)}
+        return x, y, weights
     # Keras wants a weight for every output once any is given: NSP weighs 1.
     nsp_weights = tf.ones_like(y["nsp"], dtype=tf.float32)
     return x, y, {"mlm": masked["mlm_weights"], "nsp": nsp_weights}
@@ -718,6 +845,9 @@ def create_pretraining_examples(
     seed=0,
     batch_size=256,
     progress=False,
+    pack_sequences=False,
+    max_sequences_per_pack=3,
+    stats=None,
 ):
     """Static examples: `dupe_factor` rounds of NSP pairs, each masked once.
 
@@ -738,16 +868,24 @@ def create_pretraining_examples(
         seed: int or str.
         batch_size: pairs masked per TensorFlow call (does not change results).
         progress: show a progress bar.
+        pack_sequences: pack up to `max_sequences_per_pack` pairs per row
+            (see `pack_pairs`) before masking.
+        max_sequences_per_pack: `S`, with `pack_sequences`.
+        stats: optional dict; with `pack_sequences`, rows and padding
+            fractions before and after packing are added to it.
 
     Returns:
         A dict of numpy arrays with `num_examples` rows: `token_ids`,
         `segment_ids`, `padding_mask`, `mask_positions`, `mlm_ids` (int32),
-        `mlm_weights` (float32) and `nsp` (int32).
+        `mlm_weights` (float32) and `nsp` (int32). With `pack_sequences`,
+        also `sequence_ids`, `position_ids` (int32 `(num_examples, T)`),
+        `nsp_positions` (int32) and `nsp_weights` (float32), and `nsp` has
+        shape `(num_examples, S)`.
     """
     _check_masking(masking, word_starts)
     num_slots = max_predictions_per_seq or default_max_predictions(sequence_length, masking_rate)
     masker = _Masker(tokenizer, masking, masking_rate, num_slots)
-    rounds = [
+    pair_rounds = [
         create_nsp_pairs(
             token_documents,
             sequence_length,
@@ -761,15 +899,25 @@ def create_pretraining_examples(
         )
         for d in range(dupe_factor)
     ]
+    rounds = pair_rounds
+    if pack_sequences:
+        rounds = [pack_pairs(r, max_sequences_per_pack, tokenizer.pad_token_id) for r in pair_rounds]
+        if stats is not None:
+            _record_packing(stats, pair_rounds, rounds, tokenizer.pad_token_id)
     total = sum(len(r["nsp"]) for r in rounds)
     bar = keras.utils.Progbar(total, unit_name="example") if progress else None
     mask_fn = tf.function(masker.__call__, reduce_retracing=True)
     outputs = {k: [] for k in ("token_ids", "segment_ids", "padding_mask", "mask_positions", "mlm_ids", "mlm_weights", "nsp")}
+    if pack_sequences:
+        outputs.update({k: [] for k in _PACKED_FEATURES})
     for d, pairs in enumerate(rounds):
         for b, begin in enumerate(range(0, len(pairs["nsp"]), batch_size)):
             batch = {k: v[begin : begin + batch_size] for k, v in pairs.items()}
             masked = mask_fn(batch, _batch_seed(seed, d, b))
-            x, y, w = _to_model_inputs(masked, batch["segment_ids"], batch["nsp"], tokenizer.pad_token_id)
+            x, y, w = _to_model_inputs(
+                masked, batch["segment_ids"], batch["nsp"], tokenizer.pad_token_id,
+                packing=batch if pack_sequences else None,
+            )
             for key, value in (
                 ("token_ids", x["token_ids"]),
                 ("segment_ids", x["segment_ids"]),
@@ -780,12 +928,18 @@ def create_pretraining_examples(
                 ("nsp", y["nsp"]),
             ):
                 outputs[key].append(np.asarray(value))
+            if pack_sequences:
+                for key in ("sequence_ids", "position_ids", "nsp_positions"):
+                    outputs[key].append(np.asarray(x[key]))
+                outputs["nsp_weights"].append(np.asarray(w["nsp"]))
             if bar is not None:
                 bar.add(len(batch["nsp"]))
     return {k: np.concatenate(v) for k, v in outputs.items()}
 
 
 _INT_FEATURES = ("token_ids", "segment_ids", "padding_mask", "mask_positions", "mlm_ids")
+# The extra features of packed examples (`nsp` then holds one label per slot).
+_PACKED_FEATURES = ("sequence_ids", "position_ids", "nsp_positions", "nsp_weights")
 
 
 def write_tfrecords(examples, output_dir, num_shards=4, prefix="pretraining", progress=False):
@@ -820,8 +974,14 @@ def write_tfrecords(examples, output_dir, num_shards=4, prefix="pretraining", pr
                     float_list=tf.train.FloatList(value=examples["mlm_weights"][i])
                 )
                 feature["nsp"] = tf.train.Feature(
-                    int64_list=tf.train.Int64List(value=[examples["nsp"][i]])
+                    int64_list=tf.train.Int64List(value=np.atleast_1d(examples["nsp"][i]))
                 )
+                if "sequence_ids" in examples:  # packed rows
+                    for k in ("sequence_ids", "position_ids", "nsp_positions"):
+                        feature[k] = tf.train.Feature(int64_list=tf.train.Int64List(value=examples[k][i]))
+                    feature["nsp_weights"] = tf.train.Feature(
+                        float_list=tf.train.FloatList(value=examples["nsp_weights"][i])
+                    )
                 writer.write(
                     tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
                 )
@@ -833,7 +993,7 @@ def write_tfrecords(examples, output_dir, num_shards=4, prefix="pretraining", pr
 
 def read_tfrecords(
     paths, sequence_length, max_predictions_per_seq, batch_size=32, shuffle=False, seed=0,
-    drop_remainder=True, shuffle_buffer=10_000, num_examples=None,
+    drop_remainder=True, shuffle_buffer=10_000, num_examples=None, max_sequences_per_pack=None,
 ):
     """Reads `write_tfrecords` files as batches of `(x, y, sample_weight)`.
 
@@ -848,6 +1008,8 @@ def read_tfrecords(
         shuffle_buffer: shuffle buffer size.
         num_examples: the number of examples in the files, if known; gives
             the dataset a known length.
+        max_sequences_per_pack: `S` for files of packed examples; None for
+            unpacked ones.
 
     Returns:
         A `tf.data.Dataset` of `(x, y, sample_weight)` as in
@@ -857,12 +1019,22 @@ def read_tfrecords(
     spec = {k: tf.io.FixedLenFeature([P if k in ("mask_positions", "mlm_ids") else T], tf.int64) for k in _INT_FEATURES}
     spec["mlm_weights"] = tf.io.FixedLenFeature([P], tf.float32)
     spec["nsp"] = tf.io.FixedLenFeature([], tf.int64)
+    S = max_sequences_per_pack
+    if S is not None:
+        spec["nsp"] = tf.io.FixedLenFeature([S], tf.int64)
+        spec["sequence_ids"] = tf.io.FixedLenFeature([T], tf.int64)
+        spec["position_ids"] = tf.io.FixedLenFeature([T], tf.int64)
+        spec["nsp_positions"] = tf.io.FixedLenFeature([S], tf.int64)
+        spec["nsp_weights"] = tf.io.FixedLenFeature([S], tf.float32)
 
     def parse(serialized):
         f = tf.io.parse_example(serialized, spec)
         f = {k: tf.cast(v, tf.int32) if v.dtype == tf.int64 else v for k, v in f.items()}
         x = {k: f[k] for k in ("token_ids", "segment_ids", "padding_mask", "mask_positions")}
         weights = {"mlm": f["mlm_weights"], "nsp": tf.ones_like(f["nsp"], dtype=tf.float32)}
+        if S is not None:
+            x.update({k: f[k] for k in ("sequence_ids", "position_ids", "nsp_positions")})
+            weights["nsp"] = f["nsp_weights"]
         return x, {"mlm": f["mlm_ids"], "nsp": f["nsp"]}, weights
 
     dataset = tf.data.TFRecordDataset(list(paths))
@@ -907,6 +1079,8 @@ def pretraining_dataset(
     max_line_chars=20_000,
     verbose=1,
     return_stats=False,
+    pack_sequences=False,
+    max_sequences_per_pack=3,
 ):
     """Text files → batches for MLM + NSP pretraining (`BertPretrainer.fit`).
 
@@ -943,6 +1117,10 @@ def pretraining_dataset(
         verbose: 1 prints a summary of the corpus and skipped input, and a
             progress bar for static generation; 0 is silent.
         return_stats: also return the counts dict.
+        pack_sequences: pack several short pairs into each row (see
+            `pack_pairs`), before masking, so less of every batch is padding.
+            Train with a backbone built with `packed_inputs=True`.
+        max_sequences_per_pack: `S`, the most pairs in one packed row.
 
     Returns:
         A `tf.data.Dataset` (or `(dataset, stats)`) whose elements are
@@ -956,6 +1134,17 @@ def pretraining_dataset(
         `stats` counts lines, skipped long / invalid-UTF-8 / control-character
         lines, documents, empty and single-sentence documents, sentences,
         tokens and (static) examples.
+
+        With `pack_sequences`, `x` also holds `"sequence_ids"` (1..k for the
+        k-th pair of a row, 0 for padding) and `"position_ids"` (restarting
+        at 0 for every pair), int32 (B, T), and `"nsp_positions"`, int32
+        (B, S), every pair's [CLS] position; `y["nsp"]` is int32 (B, S) and
+        `sample_weight["nsp"]` float32 (B, S), 1.0 for real pairs and 0.0
+        for empty slots. Masking picks real tokens of any pair in the row (at
+        most `P` per row, never [CLS]/[SEP]/[PAD]). `stats` then also has
+        `unpacked_rows`, `packed_rows`, `padding_fraction_unpacked` and
+        `padding_fraction_packed` (of the first epoch's pairs in dynamic
+        mode, of all rounds in static mode).
     """
     if mode not in MODES:
         raise ValueError(f"`mode` must be one of {MODES}; received {mode!r}")
@@ -965,6 +1154,15 @@ def pretraining_dataset(
         raise ValueError(f"`batch_size` must be a positive int; received {batch_size!r}")
     if not isinstance(dupe_factor, int) or dupe_factor < 1:
         raise ValueError(f"`dupe_factor` must be a positive int; received {dupe_factor!r}")
+    if not isinstance(pack_sequences, bool):
+        raise ValueError(f"`pack_sequences` must be True or False; received {pack_sequences!r}")
+    if not isinstance(max_sequences_per_pack, int) or isinstance(max_sequences_per_pack, bool) or (
+        max_sequences_per_pack < 1
+    ):
+        raise ValueError(
+            f"`max_sequences_per_pack` must be a positive int; received {max_sequences_per_pack!r}"
+        )
+    packing = max_sequences_per_pack if pack_sequences else None
     num_slots = max_predictions_per_seq or default_max_predictions(sequence_length, masking_rate)
     if not 1 <= num_slots <= sequence_length:
         raise ValueError(
@@ -985,14 +1183,16 @@ def pretraining_dataset(
         dataset, stats = _static_dataset(
             token_docs, start_docs, tokenizer, sequence_length, batch_size, masking, seed,
             masking_rate, num_slots, short_seq_prob, random_next_probability, dupe_factor,
-            output_dir, num_shards, shuffle, drop_remainder, verbose, stats, files,
+            output_dir, num_shards, shuffle, drop_remainder, verbose, stats, files, packing,
         )
     else:
         dataset = _dynamic_dataset(
             token_docs, start_docs, tokenizer, sequence_length, batch_size, masking, seed,
             masking_rate, num_slots, short_seq_prob, random_next_probability,
-            resample_pairs_each_epoch, shuffle, drop_remainder,
+            resample_pairs_each_epoch, shuffle, drop_remainder, packing, stats,
         )
+    if packing and verbose:
+        print(f"pretraining_dataset: {_packing_summary(stats)}")
     return (dataset, stats) if return_stats else dataset
 
 
@@ -1011,7 +1211,9 @@ def _summary(stats):
 def _dynamic_dataset(
     token_docs, start_docs, tokenizer, sequence_length, batch_size, masking, seed, masking_rate,
     num_slots, short_seq_prob, random_next_probability, resample, shuffle, drop_remainder,
+    packing=None, stats=None,
 ):
+    """`packing`: None, or `max_sequences_per_pack` to pack pairs into rows."""
     masker = _Masker(tokenizer, masking, masking_rate, num_slots)
     epochs = iter(range(1 << 31))
     cache = {}
@@ -1025,6 +1227,11 @@ def _dynamic_dataset(
                 tokenizer.pad_token_id, word_starts=start_docs, short_seq_prob=short_seq_prob,
                 random_next_probability=random_next_probability, seed=f"{seed}:{key}",
             )
+            if packing:
+                pairs = cache[key]
+                cache[key] = pack_pairs(pairs, packing, tokenizer.pad_token_id)
+                if key == 0 and stats is not None:
+                    _record_packing(stats, [pairs], [cache[key]], tokenizer.pad_token_id)
         return cache[key]
 
     # Every epoch has as many batches as the first, so the dataset has a
@@ -1068,12 +1275,25 @@ def _dynamic_dataset(
         },
         tf.TensorSpec([2], tf.int64),
     )
+    if packing:
+        S = packing
+        signature[0].update(
+            {
+                "sequence_ids": tf.TensorSpec([batch_dim, T], tf.int32),
+                "position_ids": tf.TensorSpec([batch_dim, T], tf.int32),
+                "nsp": tf.TensorSpec([batch_dim, S], tf.int32),
+                "nsp_positions": tf.TensorSpec([batch_dim, S], tf.int32),
+                "nsp_weights": tf.TensorSpec([batch_dim, S], tf.float32),
+            }
+        )
     dataset = tf.data.Dataset.from_generator(generate, output_signature=signature)
     dataset = dataset.apply(tf.data.experimental.assert_cardinality(num_batches))
 
     def mask(batch, batch_seed):
         masked = masker(batch, batch_seed)
-        return _to_model_inputs(masked, batch["segment_ids"], batch["nsp"], tokenizer.pad_token_id)
+        return _to_model_inputs(
+            masked, batch["segment_ids"], batch["nsp"], tokenizer.pad_token_id, packing=batch if packing else None
+        )
 
     return dataset.map(mask, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(
         tf.data.AUTOTUNE
@@ -1083,7 +1303,7 @@ def _dynamic_dataset(
 def _static_dataset(
     token_docs, start_docs, tokenizer, sequence_length, batch_size, masking, seed, masking_rate,
     num_slots, short_seq_prob, random_next_probability, dupe_factor, output_dir, num_shards,
-    shuffle, drop_remainder, verbose, stats, files,
+    shuffle, drop_remainder, verbose, stats, files, packing=None,
 ):
     settings = {
         "files": [
@@ -1102,6 +1322,9 @@ def _static_dataset(
         "num_shards": num_shards,
         "format": 1,
     }
+    if packing:
+        # Only when packing: unpacked settings (and so reuse of existing files) stay as they were.
+        settings["max_sequences_per_pack"] = packing
     if output_dir is None:
         output_dir = tempfile.mkdtemp(prefix="keras_bert_pretraining_")
     meta_path = os.path.join(output_dir, "metadata.json")
@@ -1114,6 +1337,7 @@ def _static_dataset(
     ):
         paths = meta["paths"]
         stats["examples"] = meta["examples"]
+        stats.update(meta.get("packing", {}))
         if verbose:
             print(f"pretraining_dataset: reusing {len(paths)} TFRecord files in {output_dir}")
     else:
@@ -1122,15 +1346,19 @@ def _static_dataset(
             masking_rate=masking_rate, max_predictions_per_seq=num_slots,
             short_seq_prob=short_seq_prob, random_next_probability=random_next_probability,
             dupe_factor=dupe_factor, seed=seed, progress=bool(verbose),
+            **({"pack_sequences": True, "max_sequences_per_pack": packing, "stats": stats} if packing else {}),
         )
         paths = write_tfrecords(examples, output_dir, num_shards, progress=bool(verbose))
         stats["examples"] = int(len(examples["nsp"]))
+        meta = {"settings": settings, "paths": paths, "examples": stats["examples"]}
+        if packing:
+            meta["packing"] = {k: stats[k] for k in _PACKING_STATS}
         with open(meta_path, "w", encoding="utf-8") as f:
-            json.dump({"settings": settings, "paths": paths, "examples": stats["examples"]}, f, indent=1)
+            json.dump(meta, f, indent=1)
         if verbose:
             print(f"pretraining_dataset: wrote {stats['examples']} examples to {output_dir}")
     dataset = read_tfrecords(
         paths, sequence_length, num_slots, batch_size, shuffle=shuffle, seed=seed,
-        drop_remainder=drop_remainder, num_examples=stats["examples"],
+        drop_remainder=drop_remainder, num_examples=stats["examples"], max_sequences_per_pack=packing,
     )
     return dataset, stats
