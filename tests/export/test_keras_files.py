@@ -1,7 +1,7 @@
 """`.keras` files: saved on this backend, loaded on the other two with identical predictions.
 
 Each backend's run of this test saves every model kind and loads the files in
-child processes on the other backends, so the three runs of the suite cover
+child processes on the other backends (both at once), so the three runs of the suite cover
 all six (save, load) pairs. Same-backend save/load equality of each model is
 in the models' own harness tests.
 """
@@ -57,21 +57,49 @@ def saved(tmp_path_factory):
     return folder, expected
 
 
+@pytest.fixture(scope="module")
+def loaded(saved):
+    """Both other backends load the files and predict, in two child processes started together.
+
+    Each child is a fresh Python that spends most of its time importing its
+    backend and tracing; side by side they overlap (this process only waits).
+    Returns {backend: (exit status, stderr, {output key: array} or None)}.
+    """
+    folder, _ = saved
+    children = {}
+    for other in (b for b in BACKENDS if b != keras.backend.backend()):
+        env = {**os.environ, "KERAS_BACKEND": other, "TF_CPP_MIN_LOG_LEVEL": "2"}
+        log = open(folder / f"log_{other}.txt", "w+")  # a file, not a pipe: neither child waits on a full pipe
+        children[other] = (subprocess.Popen(
+            [sys.executable, str(HERE / "load_and_predict.py"), str(folder)], env=env, stdout=log, stderr=log,
+        ), log)
+    results = {}
+    for other, (child, log) in children.items():
+        try:
+            child.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        log.seek(0)
+        err = log.read()
+        log.close()
+        outputs = None
+        if child.returncode == 0:
+            with np.load(folder / f"outputs_{other}.npz") as data:
+                outputs = {k: data[k] for k in data.files}
+        results[other] = (child.returncode, err, outputs)
+    return results
+
+
 @pytest.mark.parametrize("other", [b for b in BACKENDS if b != keras.backend.backend()])
-def test_saved_here_loads_there_with_identical_predictions(saved, other):
+def test_saved_here_loads_there_with_identical_predictions(saved, loaded, other):
     here = keras.backend.backend()
-    folder, expected = saved
-    env = {**os.environ, "KERAS_BACKEND": other, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    result = subprocess.run(
-        [sys.executable, str(HERE / "load_and_predict.py"), str(folder)], env=env, capture_output=True, text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    with np.load(folder / f"outputs_{other}.npz") as data:
-        loaded = {k: data[k] for k in data.files}
-    assert sorted(loaded) == sorted(expected)
+    _, expected = saved
+    returncode, err, outputs = loaded[other]
+    assert returncode == 0, err[-3000:]
+    assert sorted(outputs) == sorted(expected)
     for key in expected:
-        np.testing.assert_allclose(loaded[key], expected[key], atol=1e-5, err_msg=f"{key}: saved on {here}, loaded on {other}")
+        np.testing.assert_allclose(outputs[key], expected[key], atol=1e-5, err_msg=f"{key}: saved on {here}, loaded on {other}")
 
 
 def test_pretrained_backbone_becomes_the_body_of_a_new_task_model(saved):

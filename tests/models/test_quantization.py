@@ -1,11 +1,30 @@
 """`model.quantize("int8")` (Keras' own API) on our models: close to float32, and saved/loaded as int8."""
 
+import gc
 import warnings
 
 import keras
 import numpy as np
+import pytest
 
 from keras_bert.models import BertBackbone, BertClassifier, BertPretrainer
+
+
+@pytest.fixture(autouse=True)
+def _collect_only_this_tests_objects():
+    """Keeps Keras' per-variable `gc.collect()` cheap; what is quantized, and how, is unchanged.
+
+    Keras' `Layer.__delattr__` runs a full `gc.collect()` for every variable
+    `quantize("int8")` replaces (12 for the classifier here), and `load_model`
+    quantizes again on load. Each one walks everything the test process holds
+    (TensorFlow's, JAX's and torch's objects, and every earlier test's): 1-2 s
+    apiece late in a suite run, ~50 s of the two tests per backend (15 s when
+    this file runs alone). Frozen objects are skipped by the collector, so the
+    collections only look at what this test creates.
+    """
+    gc.freeze()
+    yield
+    gc.unfreeze()
 
 
 def _backbone():
