@@ -28,7 +28,7 @@ QUICK_FORWARD_SHAPES = {"tiny": (2, 16)}
 
 def _settings(quick):
     # (warm-up calls, timed repeats, minimum seconds per timed repeat)
-    return (1, 1, 0.0) if quick else (1, 4, 0.5)
+    return (1, 1, 0.0) if quick else (1, 5, 0.5)
 
 
 BUDGET = 5.0  # seconds of timed calls per configuration before repeats stop at two (full mode)
