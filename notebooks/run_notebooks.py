@@ -1,20 +1,24 @@
 """Executes the notebooks top to bottom on local data with tiny sizes (`make notebooks`, part of `make test`).
 
-    .venv/bin/python notebooks/run_notebooks.py [NAME ...]      # all, or those whose file name starts with NAME
+    .venv/bin/python notebooks/run_notebooks.py [--jobs 2] [NAME ...]   # all, or those whose name starts with NAME
 
 Every notebook reads its parameters from environment variables (defaults are
 the Colab run); the table below sets them for a short CPU run on the files of
 ../shared/data and the pip-installed all-MiniLM-L6-v2 checkpoint. Each
 notebook runs in its own kernel, in its own folder under notebooks/_executed/
 (git-ignored), where its plots and files land; the executed copy is written
-beside it as NAME.ipynb. A failing cell stops the run with its traceback and
-exit status 1. The notebooks in the repository must carry no outputs.
+beside it as NAME.ipynb. Two notebooks run at a time (`--jobs`). A failing
+cell stops that notebook with its traceback; the run ends with exit status 1
+after the others finish. The notebooks in the repository must carry no outputs.
 """
 
+import argparse
+import multiprocessing
 import os
 import resource
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import nbformat
 from nbclient import NotebookClient
@@ -106,26 +110,52 @@ def _children_cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
+def _run_in_worker(name, env):
+    """`run` in a pool worker: its environment changes stay in that process."""
+    seconds, cpu_seconds, error = run(name, env)
+    return seconds, cpu_seconds, None if error is None else str(error)
+
+
 def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="run the notebooks whose file name starts with one of these")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="notebooks executed at once (default 2: much of each run is single-threaded "
+                             "imports and tracing, so two kernels keep both cores of a small machine busy)")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     parameters = ci_parameters()
-    names = sorted(n for n in parameters if not argv or any(n.startswith(a) for a in argv))
+    names = sorted(n for n in parameters if not args.names or any(n.startswith(a) for a in args.names))
     if not names:
-        raise SystemExit(f"No notebook matches {argv}; have {sorted(parameters)}")
+        raise SystemExit(f"No notebook matches {args.names}; have {sorted(parameters)}")
     missing = sorted(f[:-6] for f in os.listdir(HERE) if f.endswith(".ipynb") and f[:-6] not in parameters)
     if missing:
         raise SystemExit(f"No CI parameters for {missing}: add them to ci_parameters().")
-    total = total_cpu = 0.0
-    for name in names:
-        print(f"=== notebook {name}", flush=True)
-        seconds, cpu_seconds, error = run(name, parameters[name])
-        total += seconds
-        total_cpu += cpu_seconds
-        if error is not None:
-            print(error, file=sys.stderr)
-            print(f"notebook {name} FAILED after {seconds:.0f} s (executed copy: notebooks/_executed/{name}.ipynb)")
-            return 1
-        print(f"    ran in {seconds:.0f} s ({cpu_seconds:.0f} CPU s); plots and files in notebooks/_executed/{name}/", flush=True)
-    print(f"notebooks: {len(names)} executed top to bottom in {total:.0f} s ({total_cpu:.0f} CPU s)")
+    started = time.time()
+    total_cpu = 0.0
+    failed = []
+    # Each notebook in its own worker process (spawned: a clean interpreter), so that one notebook's
+    # parameters never leak into another's kernel; results are printed as notebooks finish.
+    with ProcessPoolExecutor(max_workers=min(args.jobs, len(names)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_run_in_worker, name, parameters[name]): name for name in names}
+        for future in as_completed(futures):
+            name = futures[future]
+            seconds, cpu_seconds, error = future.result()
+            total_cpu += cpu_seconds
+            if error is not None:
+                print(error, file=sys.stderr)
+                print(f"notebook {name} FAILED after {seconds:.0f} s (executed copy: notebooks/_executed/{name}.ipynb)",
+                      flush=True)
+                failed.append(name)
+                continue
+            print(f"=== notebook {name} ran in {seconds:.0f} s ({cpu_seconds:.0f} CPU s); plots and files in "
+                  f"notebooks/_executed/{name}/", flush=True)
+    if failed:
+        print(f"notebooks: {len(failed)} of {len(names)} FAILED: {', '.join(sorted(failed))}")
+        return 1
+    print(f"notebooks: {len(names)} executed top to bottom in {time.time() - started:.0f} s wall, "
+          f"{args.jobs} at a time ({total_cpu:.0f} CPU s)")
     return 0
 
 

@@ -148,3 +148,28 @@ def run_model_test(model_fn, inputs, expected_output_shapes, tmp_path, targets=N
 
     run_saving_test(model, inputs, tmp_path)
     return model
+
+
+class StopWhenLearned(keras.callbacks.Callback):
+    """Ends `fit` at the first epoch whose training metrics all pass `floors`.
+
+    Learning tests give `fit` an epoch budget large enough for the slowest
+    backend and seed; most runs cross their bar well before it. Stopping
+    early never loosens a test: its assertions still run after `fit`, on
+    held-out or re-evaluated figures.
+
+    Args:
+        floors: dict metric name (as in `fit`'s logs) -> value it must exceed.
+    """
+
+    def __init__(self, floors):
+        super().__init__()
+        self.floors = dict(floors)
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        missing = [name for name in self.floors if name not in logs]
+        if missing:
+            raise KeyError(f"StopWhenLearned: {missing} not in fit's logs {sorted(logs)}")
+        if all(logs[name] > floor for name, floor in self.floors.items()):
+            self.model.stop_training = True

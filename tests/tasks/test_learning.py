@@ -9,7 +9,7 @@ import keras
 import numpy as np
 import pytest
 
-from harness import run_saving_test
+from harness import StopWhenLearned, run_saving_test
 from keras_bert import create_optimizer
 from keras_bert.metrics import classification_metrics, entity_metrics, regression_metrics, squad_metrics
 from keras_bert.models import BertClassifier, BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier
@@ -27,13 +27,15 @@ from keras_bert.text_pipelines import (
 from task_helpers import FIXTURES, fixture_tokenizer, tiny_backbone
 
 
-def train(model, features, epochs, batch_size=32, learning_rate=3e-3):
+def train(model, features, epochs, batch_size=32, learning_rate=3e-3, stop_when=None):
+    """Fits `model` for `epochs` (fewer with `stop_when`: see `StopWhenLearned`)."""
     steps = epochs * (len(features) // batch_size)
     model.compile(optimizer=create_optimizer(learning_rate=learning_rate, weight_decay=0.0, warmup_steps=steps // 10,
                                              total_steps=steps))
     # Full batches only: one compiled step on JAX (each epoch's shuffle leaves out different examples).
     data = features.dataset(batch_size, shuffle=True, seed=1, drop_remainder=True)
-    model.fit(data, epochs=epochs, shuffle=False, verbose=0)
+    callbacks = [StopWhenLearned(stop_when)] if stop_when else []
+    model.fit(data, epochs=epochs, shuffle=False, verbose=0, callbacks=callbacks)
     return model
 
 
@@ -189,7 +191,8 @@ def test_multiple_choice_learns_what_to_take(tmp_path):
     # for a few epochs before they find it, and a higher rate can saturate the pooler for good.
     # (hidden 64 leaves the plateau sooner and more reliably than 32.)
     backbone = tiny_backbone(max_sequence_length=16, hidden_dim=64)
-    model = train(BertMultipleChoice(backbone, dropout=0.0), train_features, epochs=20, batch_size=16, learning_rate=1e-3)
+    model = train(BertMultipleChoice(backbone, dropout=0.0), train_features, epochs=20, batch_size=16, learning_rate=1e-3,
+                  stop_when={"accuracy": 0.97})
     accuracy = float(np.mean(np.argmax(predict(model, dev), -1) == dev.y))
     assert accuracy >= 0.9, accuracy
     run_saving_test(model, {k: v[:4] for k, v in dev.x.items()}, tmp_path, atol=1e-5)
