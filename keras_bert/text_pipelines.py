@@ -28,7 +28,7 @@ from keras_bert.metrics.entities import get_entities
 
 
 # Dynamic padding rounds each batch's length up to a multiple of this.
-_LENGTH_MULTIPLE = 16
+_LENGTH_MULTIPLE = 8
 
 
 def _batch(value, what="texts"):
