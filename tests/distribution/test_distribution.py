@@ -94,36 +94,38 @@ def test_two_process_jax_distributed_matches_one_process():
 
 
 @pytest.fixture(scope="module")
-def tf_local(corpus, tmp_path_factory):
-    """The tf-local scenario: one-device and mirrored (2 logical CPUs) pretraining runs."""
-    out = tmp_path_factory.mktemp("tf-local")
-    return result_of(run_worker("tf-local", env={"CORPUS": str(corpus), "OUT": str(out)}))
+def tf_runs(corpus, tmp_path_factory):
+    """The tf-local scenario (one device and mirrored over 2 logical CPUs) and the two MultiWorker
+    processes, started together (much of each run is single-threaded start-up and tracing)."""
+    local_out, workers_out = tmp_path_factory.mktemp("tf-local"), tmp_path_factory.mktemp("multi-worker")
+    addresses = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
+    workers = []
+    for index in range(2):
+        config = {"cluster": {"worker": addresses}, "task": {"type": "worker", "index": index}}
+        env = {"TF_CONFIG": json.dumps(config), "CORPUS": str(corpus), "OUT": str(workers_out)}
+        workers.append(run_worker("multi-worker", index, env=env))
+    local = run_worker("tf-local", env={"CORPUS": str(corpus), "OUT": str(local_out)})
+    return {"local": result_of(local), "workers": [result_of(p) for p in workers], "workers_out": workers_out}
 
 
 @pytest.mark.only_backend("tensorflow", reason=f"tf.distribute needs TensorFlow; {ONE_PROCESS}")
-def test_mirrored_pretraining_matches_one_device(tf_local):
-    result = tf_local
+def test_mirrored_pretraining_matches_one_device(tf_runs):
+    result = tf_runs["local"]
     assert result["replicas"] == 2
     assert_same_losses(result["mirrored"], result["single"], "mirrored, 2 replicas (CLI)")
 
 
 @pytest.mark.only_backend("tensorflow", reason="MultiWorkerMirroredStrategy is tf.distribute's; two processes")
-def test_two_worker_pretraining_matches_one_device_and_only_the_chief_writes(corpus, tmp_path, tf_local):
-    workers = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
-    processes = []
-    for index in range(2):
-        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
-        env = {"TF_CONFIG": json.dumps(config), "CORPUS": str(corpus), "OUT": str(tmp_path)}
-        processes.append(run_worker("multi-worker", index, env=env))
-    chief, other = [result_of(p) for p in processes]
+def test_two_worker_pretraining_matches_one_device_and_only_the_chief_writes(tf_runs):
+    chief, other = tf_runs["workers"]
     assert chief["replicas"] == other["replicas"] == 2
     assert (chief["chief"], other["chief"]) == (True, False)
     # The reference: the same job on one device (OneDeviceStrategy, see the worker).
-    assert_same_losses(chief["multi-worker"], tf_local["single"], "multi-worker, 2 processes")
+    assert_same_losses(chief["multi-worker"], tf_runs["local"]["single"], "multi-worker, 2 processes")
     assert other["multi-worker"] == chief["multi-worker"]
     for name in ("model.keras", "vocab.txt", "config.json", "history.csv", "checkpoints/checkpoint.json"):
         assert name in chief["files"], name
-    assert other["files"] == [] and not (tmp_path / "worker1").exists()
+    assert other["files"] == [] and not (tf_runs["workers_out"] / "worker1").exists()
 
 
 def test_cli_strategy_on_the_wrong_backend_says_what_runs(corpus, capsys):
