@@ -20,15 +20,10 @@ $(STAMP): constraints.txt pyproject.toml
 
 setup: $(STAMP)
 
-# The whole suite once per backend. Each pass prints pytest's closing line.
+# The whole suite once per backend, then the notebooks: two passes at a time (see tests/run_suite.py).
+# `make test BACKENDS=jax PYTEST_ARGS="-k resume"` narrows it.
 test: setup
-	@start=$$(date +%s); \
-	for backend in $(BACKENDS); do \
-		echo "=== KERAS_BACKEND=$$backend"; \
-		KERAS_BACKEND=$$backend TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest tests -q -p no:cacheprovider $(PYTEST_ARGS) || exit 1; \
-	done; \
-	echo "all backends passed in $$(( $$(date +%s) - start )) s"
-	@$(MAKE) --no-print-directory notebooks
+	$(PY) tests/run_suite.py --backends "$(BACKENDS)" -- $(PYTEST_ARGS)
 
 # Every notebook top to bottom, once (each picks its own backend), on local data with tiny sizes.
 # Executed copies and plots go to notebooks/_executed/ (git-ignored).
