@@ -207,7 +207,7 @@ def pretrain(
                 max_sequence_length=max(512, sequence_length),
                 dropout=dropout,
                 dtype=dtype,
-                **({"packed_inputs": True} if pack_sequences else {}),
+                packed_inputs=pack_sequences,
             )
             model = BertPretrainer(backbone)
             model.compile(
