@@ -29,6 +29,7 @@ REPO = os.path.dirname(HERE)
 DATA = os.path.abspath(os.environ.get("KERAS_BERT_DATA", os.path.join(REPO, "..", "shared", "data")))
 EXECUTED = os.path.join(HERE, "_executed")
 CELL_TIMEOUT_S = 300
+CI_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
 def minilm_path():
@@ -86,8 +87,9 @@ def run(name, env):
     os.makedirs(workdir, exist_ok=True)
     saved = dict(os.environ)
     # The kernel inherits this process's environment: parameters, and output in the run's folder.
+    # XLA at -O0 as in tests/conftest.py: tiny models compile in about half the time and run as well.
     os.environ.update(env, NB_OUTPUT_DIR=workdir, TF_CPP_MIN_LOG_LEVEL="2", MPLBACKEND="Agg",
-                      PYTHONWARNINGS="ignore::DeprecationWarning")
+                      PYTHONWARNINGS="ignore::DeprecationWarning", XLA_FLAGS=CI_XLA_FLAGS)
     started, cpu_started = time.time(), _children_cpu_seconds()
     try:
         client = NotebookClient(

@@ -25,7 +25,8 @@ SCENARIO = sys.argv[1]
 PROCESS_ID = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 
 if SCENARIO == "jax-local":
-    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+    # Added to what the test process passed down (its faster compile settings, see conftest.py).
+    os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
 
 import numpy as np  # noqa: E402
 
