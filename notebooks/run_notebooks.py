@@ -77,7 +77,7 @@ def ci_parameters():
     }
 
 
-def run(name, env):
+def run(name, env, one_thread=False):
     source = os.path.join(HERE, name + ".ipynb")
     notebook = nbformat.read(source, as_version=4)
     stale = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code" and (c.outputs or c.execution_count)]
@@ -90,6 +90,9 @@ def run(name, env):
     # XLA at -O0 as in tests/conftest.py: tiny models compile in about half the time and run as well.
     os.environ.update(env, NB_OUTPUT_DIR=workdir, TF_CPP_MIN_LOG_LEVEL="2", MPLBACKEND="Agg",
                       PYTHONWARNINGS="ignore::DeprecationWarning", XLA_FLAGS=CI_XLA_FLAGS)
+    if one_thread:
+        # Kernels side by side: PyTorch's spinning OpenMP threads would starve each other (run_suite.py).
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
     started, cpu_started = time.time(), _children_cpu_seconds()
     try:
         client = NotebookClient(
@@ -112,9 +115,9 @@ def _children_cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
-def _run_in_worker(name, env):
+def _run_in_worker(name, env, one_thread):
     """`run` in a pool worker: its environment changes stay in that process."""
-    seconds, cpu_seconds, error = run(name, env)
+    seconds, cpu_seconds, error = run(name, env, one_thread)
     return seconds, cpu_seconds, None if error is None else str(error)
 
 
@@ -146,7 +149,7 @@ def main(argv):
     # Each notebook in its own worker process (spawned: a clean interpreter), so that one notebook's
     # parameters never leak into another's kernel; results are printed as notebooks finish.
     with ProcessPoolExecutor(max_workers=min(args.jobs, len(names)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_run_in_worker, name, parameters[name]): name for name in names}
+        futures = {pool.submit(_run_in_worker, name, parameters[name], args.jobs > 1): name for name in names}
         for future in as_completed(futures):
             name = futures[future]
             seconds, cpu_seconds, error = future.result()

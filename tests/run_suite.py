@@ -8,7 +8,8 @@ Python (tracing, small ops, child processes starting), about one core on
 average, so one pass at a time leaves half of a 2-core machine idle. The
 passes are independent processes (each its own backend, its own `--basetemp`;
 ports and scratch folders are picked fresh), so they run side by side, the
-longest first, and the notebooks take the next free slot.
+longest first, and the notebooks take the next free slot. Side by side, each
+process gets one OpenMP thread (see `launch`).
 
 Each pass writes its output to a log file; when it ends, its closing line
 (or, if it failed, its whole log) is printed. Every pass runs to the end; the
@@ -81,6 +82,12 @@ def run_passes(queue, jobs, scratch):
 
     def launch(name, command, extra_env):
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"), **extra_env}
+        if jobs > 1:
+            # PyTorch's OpenMP threads spin while they wait: two processes with two threads each on
+            # two cores starve each other. Measured: tests/tasks/test_learning.py on torch, two copies
+            # at once, 264 s with the default threads, 68 s with one each (one copy alone: ~69 s).
+            # TensorFlow and JAX (Eigen pools) showed no such loss (144 vs 139 s, 125 vs 132 s).
+            env.setdefault("OMP_NUM_THREADS", "1")
         log_path = os.path.join(scratch, name.replace("=", "-") + ".log")
         log = open(log_path, "w", encoding="utf-8")
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)

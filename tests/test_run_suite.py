@@ -8,7 +8,8 @@ import run_suite
 
 
 @pytest.mark.only_backend("tensorflow", reason="process scheduling in pure Python; no Keras backend involved")
-def test_runs_passes_two_at_a_time_and_reports_the_failing_one(tmp_path, capsys):
+def test_runs_passes_two_at_a_time_and_reports_the_failing_one(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     # Each of the first two passes waits for the other to start: one at a time, the first would time out.
     def waiting_for_the_other(mine, other, then):
         return [sys.executable, "-c",
@@ -22,12 +23,15 @@ def test_runs_passes_two_at_a_time_and_reports_the_failing_one(tmp_path, capsys)
 
     first = waiting_for_the_other("one-started", "two-started", "time.sleep(0.5)")
     second = waiting_for_the_other("two-started", "one-started", "print('boom: the assertion text'); sys.exit(3)")
-    third = [sys.executable, "-c", "print('3 passed in 0.1s')"]
+    third = [sys.executable, "-c", "import os; print('OpenMP threads:', os.environ.get('OMP_NUM_THREADS')); "
+                                   "print('3 passed in 0.1s')"]
     failed = run_suite.run_passes([("one", first, {}), ("two", second, {}), ("three", third, {})], 2, str(tmp_path))
     out = capsys.readouterr().out
     assert failed == ["two"]
     assert "boom: the assertion text" in out and "two: FAILED (exit 3)" in out
     assert "three: passed" in out and "3 passed in 0.1s" in out
+    # Side by side, each pass gets one OpenMP thread (its whole output is in its log).
+    assert "OpenMP threads: 1" in (tmp_path / "three.log").read_text()
     assert out.index("=== one: started") < out.index("=== two: started") < out.index("two: FAILED")
 
 
