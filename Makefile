@@ -32,11 +32,11 @@ notebooks: setup
 
 # The main job: pretrained MiniLM -> sentiment fine-tuning -> SavedModel -> predictions.
 demo: setup
-	KERAS_BACKEND=$${KERAS_BACKEND:-tensorflow} TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m keras_bert.demo
+	KERAS_BACKEND=$${KERAS_BACKEND:-tensorflow} TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m keras_bert.examples.demo
 
 # The earlier demo: a tiny BERT pretrained (MLM + NSP) from nothing.
 demo-pretraining: setup
-	KERAS_BACKEND=$${KERAS_BACKEND:-jax} TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m keras_bert.pretraining_demo
+	KERAS_BACKEND=$${KERAS_BACKEND:-jax} TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m keras_bert.examples.pretraining_demo
 
 bench: setup
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m benchmarks.run

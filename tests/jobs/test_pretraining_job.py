@@ -11,7 +11,7 @@ import json
 import keras
 import pytest
 
-from keras_bert.pretraining import pretrain
+from keras_bert.jobs.pretrain import pretrain
 
 
 @pytest.fixture(scope="module")

@@ -179,7 +179,7 @@ def test_packed_pretrainer_keras_file_round_trip_and_unpacked_reuse(tmp_path):
 
 
 def test_finetuning_starts_unpacked_from_a_packed_pretrainer(tmp_path):
-    from keras_bert import finetuning
+    from keras_bert.jobs import finetune as finetuning
 
     packed, _ = packed_and_unpacked_pretrainers()
     packed.save(str(tmp_path / "model.keras"))
@@ -209,7 +209,7 @@ def test_packed_inputs_bad_input_errors():
 
 def test_packed_pretrainer_learns_from_a_packed_dataset(corpus):
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-    from keras_bert.preprocessing.pretraining_data import pretraining_dataset
+    from keras_bert.preprocessing.pretraining.pretraining_data import pretraining_dataset
 
     tokenizer = BertTokenizer(str(corpus / "vocab.txt"))
     dataset = pretraining_dataset(
@@ -229,7 +229,7 @@ def test_packed_pretrainer_learns_from_a_packed_dataset(corpus):
     "torch", reason="the job's packing wiring is backend-independent; packed fit runs on every backend above"
 )
 def test_pretrain_job_with_packing(corpus, tmp_path):
-    from keras_bert.pretraining import pretrain
+    from keras_bert.jobs.pretrain import pretrain
 
     summary = pretrain(
         corpus=[str(corpus / "train.txt")], vocabulary=str(corpus / "vocab.txt"), output_dir=str(tmp_path),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert.preprocessing import pretraining_data as pd
+from keras_bert.preprocessing.pretraining import pretraining_data as pd
 from preprocessing_helpers import AUSTEN, tensorflow_only, tokenizer
 
 T = 128

@@ -5,7 +5,7 @@ import functools
 import numpy as np
 import pytest
 
-from keras_bert.preprocessing import pretraining_data as pd
+from keras_bert.preprocessing.pretraining import pretraining_data as pd
 from preprocessing_helpers import AUSTEN, tokenizer
 
 pytestmark = pytest.mark.only_backend("tensorflow", reason="backend-independent tf.data / NumPy packing, tested once")

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 from keras_bert import BertBackbone
-from keras_bert.checkpointing import load_checkpoint, save_checkpoint
+from keras_bert.jobs.checkpointing import load_checkpoint, save_checkpoint
 from keras_bert.converters import convert, load_weights, save_hf_checkpoint
 from keras_bert.converters.hf_writer import hf_config
 from keras_bert.converters.tf1_checkpoint import canonical_to_tf1_name

@@ -14,7 +14,7 @@ import random
 import keras
 import pytest
 
-from keras_bert.checkpointing import STATE_FILE, load_checkpoint, save_checkpoint
+from keras_bert.jobs.checkpointing import STATE_FILE, load_checkpoint, save_checkpoint
 from robustness_helpers import (
     AUSTEN,
     FIXTURE_VOCAB,
@@ -30,7 +30,7 @@ KILL_SEED = 10  # picks the steps the children die at
 CHILD = r"""
 import os, signal, sys
 
-import keras_bert.checkpointing as checkpointing
+import keras_bert.jobs.checkpointing as checkpointing
 
 mode, at, argv = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 

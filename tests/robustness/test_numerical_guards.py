@@ -11,7 +11,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert.checkpointing import load_checkpoint
+from keras_bert.jobs.checkpointing import load_checkpoint
 from robustness_helpers import AUSTEN, FIXTURE_VOCAB, TASK_FIXTURES, run_cli
 
 

@@ -26,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert._utf8 import read_utf8
-from keras_bert.preprocessing.task_features import TaskFeatures, window_spans
+from keras_bert.preprocessing.tasks.task_features import TaskFeatures, window_spans
 
 ON_MISMATCH = ("raise", "skip")
 

@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.preprocessing.input_packer import BertInputPacker
-from keras_bert.preprocessing.task_features import TaskFeatures, get_column, read_table
+from keras_bert.preprocessing.tasks.task_features import TaskFeatures, get_column, read_table
 
 SWAG_COLUMNS = dict(context_column="sent1", question_column="sent2", label_column="label")
 _ENDING = re.compile(r"^ending(\d+)$")

@@ -15,6 +15,8 @@ import argparse
 import os
 import sys
 
+from keras_bert.cli.errors import UserError
+
 
 def _add_vocab(subparsers):
     parser = subparsers.add_parser("vocab", help="learn a WordPiece vocabulary from text files")
@@ -86,7 +88,7 @@ def _add_pretrain(subparsers):
 
 
 def _run_pretrain(args):
-    from keras_bert.pretraining import pretrain
+    from keras_bert.jobs.pretrain import pretrain
 
     for name in ("vocab",):
         if not os.path.isfile(getattr(args, name)):
@@ -135,7 +137,7 @@ def _mesh_shape(text):
 
 
 def _add_finetune(subparsers):
-    from keras_bert.finetuning import add_finetune_arguments, run_finetune
+    from keras_bert.jobs.finetune import add_finetune_arguments, run_finetune
 
     parser = subparsers.add_parser("finetune", help="fine-tune a task head: classify, regress, ner, qa, multiple-choice")
     add_finetune_arguments(parser)
@@ -151,21 +153,17 @@ def _add_convert(subparsers):
 
 
 def _add_export(subparsers):
-    from keras_bert.export.cli_commands import add_export_arguments
+    from keras_bert.cli.export_commands import add_export_arguments
 
     parser = subparsers.add_parser("export", help="export a model + tokenizer as a TF SavedModel that takes raw strings")
     add_export_arguments(parser)
 
 
 def _add_predict(subparsers):
-    from keras_bert.export.cli_commands import add_predict_arguments
+    from keras_bert.cli.export_commands import add_predict_arguments
 
     parser = subparsers.add_parser("predict", help="predict on raw text with a SavedModel, .keras file or finetune folder")
     add_predict_arguments(parser)
-
-
-class UserError(Exception):
-    """A mistake in the command's input: reported in one line, exit code 2."""
 
 
 def _expand(paths):

@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.preprocessing.input_packer import BertInputPacker
-from keras_bert.preprocessing.task_features import TaskFeatures, get_column, pack_ids, read_table, window_spans
+from keras_bert.preprocessing.tasks.task_features import TaskFeatures, get_column, pack_ids, read_table, window_spans
 
 
 @dataclasses.dataclass

@@ -14,6 +14,8 @@ import json
 import os
 import sys
 
+from keras_bert.cli.errors import UserError
+
 # Fields of one input line, by task (the SavedModel's `serve_text` inputs).
 _FIELDS = {
     "question_answerer": "question<TAB>context",
@@ -50,7 +52,7 @@ def add_predict_arguments(parser):
 # --------------------------------------------------------------------- export
 def _run_job(model_path):
     """(model file, finetune.json "job" or None) of a .keras path or a finetune folder."""
-    from keras_bert.cli import UserError
+
 
     if os.path.isdir(model_path):
         folder, model_file = model_path, os.path.join(model_path, "model.keras")
@@ -71,7 +73,7 @@ def _run_job(model_path):
 
 
 def _tokenizer(path, model_file, folder, job):
-    from keras_bert.cli import UserError
+
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 
     if path:
@@ -91,7 +93,7 @@ def _load_keras_model(model_file):
     import keras
 
     import keras_bert.models  # noqa: F401  (registers the classes)
-    from keras_bert.cli import UserError
+
 
     try:
         return keras.saving.load_model(model_file, compile=False)
@@ -100,7 +102,7 @@ def _load_keras_model(model_file):
 
 
 def run_export(args):
-    from keras_bert.cli import UserError
+
     from keras_bert.export.saved_model_export import export_saved_model
     from keras_bert.models import BertMaskedLM, BertPretrainer
 
@@ -127,7 +129,7 @@ def run_export(args):
 
 # -------------------------------------------------------------------- predict
 def _read_inputs(args):
-    from keras_bert.cli import UserError
+
 
     if args.texts:
         if args.file:
@@ -153,7 +155,7 @@ def _read_inputs(args):
 
 def _split_fields(inputs, task, num_fields):
     """Tab-separated lines → one column per `serve_text` input."""
-    from keras_bert.cli import UserError
+
 
     rows = []
     for where, line in inputs:
@@ -173,14 +175,14 @@ def _split_fields(inputs, task, num_fields):
 def _keras_predictor(args):
     """A `(task, num_fields, predict(columns) -> results)` for a .keras model, via the Python pipelines."""
     from keras_bert.export.task_outputs import task_kind
-    from keras_bert.text_pipelines import pipeline_for
+    from keras_bert.pipelines.text_pipelines import pipeline_for
 
     model_file, folder, job = _run_job(args.model)
     tokenizer = _tokenizer(args.tokenizer, model_file, folder, job)
     model = _load_keras_model(model_file)
     task = task_kind(model)
     if task == "backbone":
-        from keras_bert.cli import UserError
+
 
         raise UserError(f"{model_file}: a backbone has no predictions; export it for embeddings (`keras-bert export`)")
     options = {"sequence_length": args.sequence_length or (job or {}).get("sequence_length"), "batch_size": args.batch_size}
@@ -199,7 +201,7 @@ def _keras_predictor(args):
 
 
 def run_predict(args):
-    from keras_bert.cli import UserError
+
 
     if args.batch_size < 1:
         raise UserError("--batch-size must be at least 1")

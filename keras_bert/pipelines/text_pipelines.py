@@ -136,7 +136,7 @@ class TextClassifierPipeline(_Pipeline):
         self.window_stride = (self.sequence_length - 2) // 2 if window_stride is None else window_stride
 
     def __call__(self, texts, pairs=None):
-        from keras_bert.preprocessing.classification_data import (
+        from keras_bert.preprocessing.tasks.classification_data import (
             ClassificationExample,
             average_windows,
             classification_features,
@@ -203,7 +203,7 @@ class TokenClassifierPipeline(_Pipeline):
     def __call__(self, texts, return_words=False):
         import tensorflow as tf
 
-        from keras_bert.preprocessing.task_features import pack_ids, window_spans
+        from keras_bert.preprocessing.tasks.task_features import pack_ids, window_spans
 
         texts, single = _batch(texts)
         _check_texts(texts)
@@ -304,7 +304,7 @@ class QuestionAnswererPipeline(_Pipeline):
         self.null_score_diff_threshold = null_score_diff_threshold
 
     def __call__(self, questions, contexts):
-        from keras_bert.preprocessing.squad_data import SquadExample, decode_answers, squad_features
+        from keras_bert.preprocessing.tasks.squad_data import SquadExample, decode_answers, squad_features
 
         questions, single = _batch(questions, "questions")
         contexts, _ = _batch(contexts, "contexts")
@@ -352,7 +352,7 @@ class MultipleChoicePipeline(_Pipeline):
     """
 
     def __call__(self, contexts, choices, questions=None):
-        from keras_bert.preprocessing.multiple_choice_data import MultipleChoiceExample, multiple_choice_features
+        from keras_bert.preprocessing.tasks.multiple_choice_data import MultipleChoiceExample, multiple_choice_features
 
         contexts, single = _batch(contexts, "contexts")
         if single:

@@ -2,14 +2,14 @@
 
 Runs on a fresh machine with no data beside the repository: the text comes
 from PyPI (the vaderSentiment 3.3.2 source archive, checksum-verified; see
-`keras_bert.demo_data`): about 23,700 human-written sentences from movie
+`keras_bert.examples.sentiment_data`): about 23,700 human-written sentences from movie
 reviews, New York Times editorials, Amazon reviews and tweets. The demo
 learns a WordPiece vocabulary from them, generates MLM + NSP examples with
 whole-word masking, pretrains a `tiny` BERT with a Keras progress bar, reports
 held-out MLM and NSP accuracy next to the trivial baselines, and saves
 `saved_models/demo_pretrained.keras`.
 
-    python -m keras_bert.pretraining_demo [--steps 600] [--out saved_models]
+    python -m keras_bert.examples.pretraining_demo [--steps 600] [--out saved_models]
 """
 
 import argparse
@@ -27,7 +27,7 @@ def write_corpus(folder, cache_dir=None):
     Sentences of one source file follow each other, so a "document" is a run
     of 8 neighbouring snippets of the same kind; every 10th document is held out.
     """
-    from keras_bert.demo_data import fetch_vader_sentiment, read_rated_sentences
+    from keras_bert.examples.sentiment_data import fetch_vader_sentiment, read_rated_sentences
 
     paths = fetch_vader_sentiment(cache_dir)
     train, heldout = [], []
@@ -54,7 +54,7 @@ def main(argv=None):
 
     import keras
 
-    from keras_bert.pretraining import pretrain
+    from keras_bert.jobs.pretrain import pretrain
     from keras_bert.preprocessing.vocabulary import learn_vocabulary, write_vocabulary
 
     started = time.time()

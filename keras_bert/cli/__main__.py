@@ -1,0 +1,7 @@
+"""`python -m keras_bert.cli ...` is the `keras-bert` command."""
+
+import sys
+
+from keras_bert.cli.main import main
+
+sys.exit(main())
