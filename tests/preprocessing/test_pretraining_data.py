@@ -353,6 +353,71 @@ def test_pretraining_dataset_validation(tmp_path):
         pretraining.pretraining_dataset(str(tiny), tok, batch_size=64, verbose=0)
 
 
+def test_expand_text_files(tmp_path):
+    corpus = tmp_path / "corpus"
+    (corpus / "b").mkdir(parents=True)
+    (corpus / ".git").mkdir()
+    for name in ("b/2.txt", "a.txt", "b/1.md", ".hidden.txt", ".git/HEAD"):
+        (corpus / name).write_text("Text.\n", encoding="utf-8")
+    inside = [str(corpus / "a.txt"), str(corpus / "b" / "1.md"), str(corpus / "b" / "2.txt")]
+    assert pretraining.expand_text_files(corpus) == inside  # sorted, hidden files and folders skipped
+    single = str(corpus / "a.txt")
+    assert pretraining.expand_text_files([single, str(corpus / "b" / "*.txt")]) == [single, str(corpus / "b" / "2.txt")]
+    assert pretraining.read_documents(str(corpus))[1]["files"] == 3
+    (tmp_path / "empty" / ".cache").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError, match="empty: the folder holds no files"):
+        pretraining.expand_text_files([single, str(tmp_path / "empty")])
+    with pytest.raises(ValueError, match="no file matches .*missing"):
+        pretraining.expand_text_files(str(tmp_path / "missing*.txt"))
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("sequence_length", 4, "`sequence_length` must be an int >= 5; received 4"),
+        ("batch_size", 0, "`batch_size` must be a positive int; received 0"),
+        ("masking", "span", "`masking` must be one of .*; received 'span'"),
+        ("mode", "online", "`mode` must be one of .*; received 'online'"),
+        ("masking_rate", 1.5, r"`masking_rate` must be in \(0, 1\); received 1.5"),
+        ("max_predictions_per_seq", 200, r"`max_predictions_per_seq` must be in \[1, sequence_length\]; received 200"),
+        ("short_seq_prob", -0.1, r"`short_seq_prob` must be in \[0, 1\]; received -0.1"),
+        ("random_next_probability", 2, r"`random_next_probability` must be in \[0, 1\]; received 2"),
+        ("dupe_factor", 0, "`dupe_factor` must be a positive int; received 0"),
+        ("document_boundary", "page", "`document_boundary` must be one of .*; received 'page'"),
+        ("line_format", "pages", "`line_format` must be one of .*; received 'pages'"),
+        ("max_line_chars", 0, "`max_line_chars` must be a positive int; received 0"),
+        ("pack_sequences", "yes", "`pack_sequences` must be True or False; received 'yes'"),
+        ("max_sequences_per_pack", 0, "`max_sequences_per_pack` must be a positive int; received 0"),
+    ],
+)
+def test_config_rejects_a_bad_value_naming_it(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        pretraining.PretrainingDataConfig(**{field: value})
+    with pytest.raises(ValueError, match=message):
+        pretraining.PretrainingDataConfig().replace(**{field: value})
+
+
+def test_options_override_the_config(tmp_path):
+    tok = tokenizer()
+    lines = (AUSTEN / "persuasion.txt").read_text(encoding="utf-8").splitlines()[200:500]
+    path = tmp_path / "part.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    config = pretraining.PretrainingDataConfig(sequence_length=32, batch_size=8, seed=5)
+    from_config = pretraining.pretraining_dataset(str(path), tok, config, masking="whole-word", verbose=0)
+    from_options = pretraining.pretraining_dataset(
+        str(path), tok, sequence_length=32, batch_size=8, seed=5, masking="whole-word", verbose=0
+    )
+    assert all(batches_equal(a, b) for a, b in zip(from_config.take(2), from_options.take(2)))
+    x, _, _ = next(iter(pretraining.pretraining_dataset(str(path), tok, config, batch_size=4, verbose=0)))
+    assert x["token_ids"].shape == (4, 32) and config.batch_size == 8  # the option wins; config unchanged
+    with pytest.raises(TypeError, match=r"no option\(s\) \['sequence_lenght'\]"):
+        pretraining.pretraining_dataset(str(path), tok, config, sequence_lenght=64)
+    with pytest.raises(TypeError, match="`config` must be a PretrainingDataConfig; received 128"):
+        pretraining.pretraining_dataset(str(path), tok, 128)
+    with pytest.raises(ValueError, match=r"`masking_rate` must be in \(0, 1\); received 0.0"):
+        pretraining.pretraining_dataset(str(path), tok, config, masking_rate=0.0)
+
+
 def tiny_pretrainer(vocabulary_size, sequence_length):
     """keras_bert.BertPretrainer when the model code is there, else a stand-in."""
     if importlib.util.find_spec("keras_bert.models.bert_pretrainer") is not None:
