@@ -52,7 +52,8 @@ def pretraining_dataset(files, tokenizer, config=None, *, verbose=1, return_stat
 
     Returns:
         A `tf.data.Dataset` (or `(dataset, stats)`) whose elements are
-        `(x, y, sample_weight)`:
+        `(x, y, sample_weight)`, with `B = batch_size`, `T = sequence_length`,
+        `P = max_predictions_per_seq` and `S = max_sequences_per_pack`:
         `x = {"token_ids", "segment_ids", "padding_mask": int32 (B, T),
         "mask_positions": int32 (B, P)}`,
         `y = {"mlm": int32 (B, P) original ids, "nsp": int32 (B,)}`,
