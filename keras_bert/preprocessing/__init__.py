@@ -6,7 +6,8 @@ outputs are plain int32 tensors that any Keras backend consumes via tf.data.
 
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 from keras_bert.preprocessing.input_packer import BertInputPacker
-from keras_bert.preprocessing.pretraining.pretraining_data import (
+from keras_bert.preprocessing.pretraining import (
+    PretrainingDataConfig,
     create_nsp_pairs,
     create_pretraining_examples,
     mask_tokens,
@@ -23,6 +24,7 @@ from keras_bert.preprocessing.vocabulary import learn_vocabulary, write_vocabula
 __all__ = [
     "BertTokenizer",
     "BertInputPacker",
+    "PretrainingDataConfig",
     "create_nsp_pairs",
     "create_pretraining_examples",
     "learn_vocabulary",

@@ -1,7 +1,6 @@
 """Learning a WordPiece vocabulary that fits `BertTokenizer`."""
 
 import collections
-import glob
 import os
 import time
 
@@ -11,12 +10,13 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 
 from keras_bert.preprocessing import _bert_text
 from keras_bert.preprocessing.bert_tokenizer import SPECIAL_TOKENS
+from keras_bert.preprocessing.pretraining.corpus import expand_text_files
 
 DEFAULT_RESERVED_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
 def _text_dataset(files_or_dataset):
-    """Files, a glob, a list of strings or a `tf.data.Dataset` → dataset of lines."""
+    """Files, folders, globs (see `expand_text_files`) or a `tf.data.Dataset` → dataset of lines."""
     if isinstance(files_or_dataset, tf.data.Dataset):
         spec = files_or_dataset.element_spec
         if not isinstance(spec, tf.TensorSpec) or spec.dtype != tf.string:
@@ -25,22 +25,14 @@ def _text_dataset(files_or_dataset):
                 f"element_spec {spec}"
             )
         return files_or_dataset
-    if isinstance(files_or_dataset, (str, os.PathLike)):
-        files_or_dataset = [files_or_dataset]
-    paths = []
-    for item in files_or_dataset:
-        matches = sorted(glob.glob(os.fspath(item)))
-        if not matches:
-            raise ValueError(f"`files_or_dataset`: no file matches {os.fspath(item)!r}")
-        paths.extend(matches)
-    return tf.data.TextLineDataset(paths)
+    return tf.data.TextLineDataset(expand_text_files(files_or_dataset))
 
 
 def count_words(files_or_dataset, lowercase=True, strip_accents=None, tokenize_chinese_chars=True):
     """Counts BERT "words" (basic-tokenizer tokens) after the tokenizer's cleanup.
 
     Args:
-        files_or_dataset: a path, a glob, a list of them, or a
+        files_or_dataset: a path, a folder, a glob, a list of them, or a
             `tf.data.Dataset` of strings (scalars or batches).
         lowercase: as in `BertTokenizer`.
         strip_accents: as in `BertTokenizer` (`None` follows `lowercase`).
@@ -87,8 +79,8 @@ def learn_vocabulary(
     `bert_vocab_from_dataset`) picks the pieces.
 
     Args:
-        files_or_dataset: text files (a path, a glob, or a list of them), or a
-            `tf.data.Dataset` of strings. Every line counts as text.
+        files_or_dataset: text files (a path, a folder, a glob, or a list of
+            them), or a `tf.data.Dataset` of strings. Every line counts as text.
         vocabulary_size: target size, never exceeded; on a corpus with
             enough distinct words the result has exactly this size or lies
             within 5% below it.

@@ -180,7 +180,7 @@ def test_tpu_static_shapes_hold_for_the_pretraining_data(corpus):
     """TPUStrategy (which cannot run here) needs every batch to have one static shape."""
     from keras_bert.distribution import check_static_shapes
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-    from keras_bert.preprocessing.pretraining.pretraining_data import pretraining_dataset
+    from keras_bert.preprocessing.pretraining import pretraining_dataset
 
     options = dict(tokenizer=BertTokenizer(str(corpus / "vocab.txt")), sequence_length=32, batch_size=8, verbose=0)
     static = pretraining_dataset([str(corpus / "train.txt")], **options)  # drop_remainder=True by default

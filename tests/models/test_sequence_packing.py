@@ -209,7 +209,7 @@ def test_packed_inputs_bad_input_errors():
 
 def test_packed_pretrainer_learns_from_a_packed_dataset(corpus):
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-    from keras_bert.preprocessing.pretraining.pretraining_data import pretraining_dataset
+    from keras_bert.preprocessing.pretraining import pretraining_dataset
 
     tokenizer = BertTokenizer(str(corpus / "vocab.txt"))
     dataset = pretraining_dataset(

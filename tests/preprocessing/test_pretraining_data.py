@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert.preprocessing.pretraining import pretraining_data as pd
+from keras_bert.preprocessing import pretraining
 from preprocessing_helpers import AUSTEN, tensorflow_only, tokenizer
 
 T = 128
@@ -18,14 +18,14 @@ T = 128
 @functools.lru_cache(maxsize=None)
 def austen():
     """All six novels, chapter documents, tokenized with the MiniLM vocabulary."""
-    documents, stats = pd.read_documents(str(AUSTEN / "*.txt"))
-    return pd.tokenize_documents(documents, tokenizer(), max_sentence_tokens=T - 3, stats=stats)
+    documents, stats = pretraining.read_documents(str(AUSTEN / "*.txt"))
+    return pretraining.tokenize_documents(documents, tokenizer(), max_sentence_tokens=T - 3, stats=stats)
 
 
 @functools.lru_cache(maxsize=None)
 def persuasion():
-    documents, stats = pd.read_documents(str(AUSTEN / "persuasion.txt"))
-    return pd.tokenize_documents(documents, tokenizer(), max_sentence_tokens=29, stats=stats)
+    documents, stats = pretraining.read_documents(str(AUSTEN / "persuasion.txt"))
+    return pretraining.tokenize_documents(documents, tokenizer(), max_sentence_tokens=29, stats=stats)
 
 
 def special_ids(tok):
@@ -38,14 +38,14 @@ def test_split_sentences():
         'has just been here." What? no, not yet! It was 5 p.m. Then J. Smith came... '
         "_She_ left."
     )
-    assert pd.split_sentences(text) == [
+    assert pretraining.split_sentences(text) == [
         "Mr. Bennet replied that he had not.",
         '"But it is," returned she; "for Mrs. Long has just been here."',
         "What? no, not yet!",
         "It was 5 p.m. Then J. Smith came...",
         "_She_ left.",
     ]
-    assert pd.split_sentences("  ") == []
+    assert pretraining.split_sentences("  ") == []
 
 
 def test_read_documents_boundaries_and_formats(tmp_path):
@@ -56,7 +56,7 @@ def test_read_documents_boundaries_and_formats(tmp_path):
         "Last chapter text.\n",
         encoding="utf-8",
     )
-    documents, stats = pd.read_documents(str(novel))
+    documents, stats = pretraining.read_documents(str(novel))
     assert documents == [
         ["TITLE"],
         ["First line of a wrapped paragraph.", "Second sentence.", "New paragraph."],
@@ -64,21 +64,21 @@ def test_read_documents_boundaries_and_formats(tmp_path):
         ["Last chapter text."],
     ]
     assert stats["files"] == 1 and stats["lines"] == 17
-    whole, _ = pd.read_documents(str(novel), document_boundary="file")
+    whole, _ = pretraining.read_documents(str(novel), document_boundary="file")
     assert len(whole) == 1 and "CHAPTER I" in whole[0]
 
     bert_format = tmp_path / "bert.txt"
     bert_format.write_text("s1 a.\ns1 b.\n\ns2 a.\n<doc>\nThird one. Fourth one.\n", encoding="utf-8")
-    documents, _ = pd.read_documents(
+    documents, _ = pretraining.read_documents(
         str(bert_format), "blank_line", "sentence_per_line", document_separator="<doc>"
     )
     assert documents == [["s1 a.", "s1 b."], ["s2 a."], ["Third one. Fourth one."]]
-    documents, _ = pd.read_documents(str(bert_format), "file", "paragraph_per_line", "<doc>")
+    documents, _ = pretraining.read_documents(str(bert_format), "file", "paragraph_per_line", "<doc>")
     assert documents == [["s1 a.", "s1 b.", "s2 a."], ["Third one.", "Fourth one."]]
     with pytest.raises(ValueError, match="`document_boundary` must be one of"):
-        pd.read_documents(str(novel), document_boundary="page")
+        pretraining.read_documents(str(novel), document_boundary="page")
     with pytest.raises(ValueError, match="no file matches"):
-        pd.read_documents(str(tmp_path / "missing*.txt"))
+        pretraining.read_documents(str(tmp_path / "missing*.txt"))
 
 
 def test_bad_input_is_skipped_counted_and_never_crashes(tmp_path):
@@ -104,7 +104,7 @@ def test_bad_input_is_skipped_counted_and_never_crashes(tmp_path):
         ]
     )
     bad.write_bytes(content)
-    dataset, stats = pd.pretraining_dataset(
+    dataset, stats = pretraining.pretraining_dataset(
         str(bad), tokenizer(), sequence_length=16, batch_size=2, seed=0, verbose=0, return_stats=True
     )
     assert stats["skipped_long_lines"] == 1
@@ -119,7 +119,7 @@ def test_bad_input_is_skipped_counted_and_never_crashes(tmp_path):
     with pytest.raises(ValueError, match="no usable text"):
         empty = tmp_path / "empty.txt"
         empty.write_text("\n\n\x01\n", encoding="utf-8")
-        pd.pretraining_dataset(str(empty), tokenizer(), verbose=0)
+        pretraining.pretraining_dataset(str(empty), tokenizer(), verbose=0)
 
 
 def synthetic_documents(num_documents=6, sentences=12, seed=0):
@@ -134,7 +134,7 @@ def synthetic_documents(num_documents=6, sentences=12, seed=0):
 
 
 def test_nsp_pairs_layout_and_labels():
-    pairs = pd.create_nsp_pairs(synthetic_documents(), 24, cls_token_id=1, sep_token_id=2, pad_token_id=0, seed=0)
+    pairs = pretraining.create_nsp_pairs(synthetic_documents(), 24, cls_token_id=1, sep_token_id=2, pad_token_id=0, seed=0)
     assert pairs["token_ids"].dtype == np.int32 and pairs["token_ids"].shape[1] == 24
     for ids, segments, label in zip(pairs["token_ids"], pairs["segment_ids"], pairs["nsp"]):
         assert ids[0] == 1
@@ -149,17 +149,17 @@ def test_nsp_pairs_layout_and_labels():
             assert b[0] // 1000 == a[-1] // 1000 and b[0] > a[-1]
         else:
             assert b[0] // 1000 != a[-1] // 1000
-    same = pd.create_nsp_pairs(synthetic_documents(), 24, 1, 2, 0, seed=0)
-    other = pd.create_nsp_pairs(synthetic_documents(), 24, 1, 2, 0, seed=1)
+    same = pretraining.create_nsp_pairs(synthetic_documents(), 24, 1, 2, 0, seed=0)
+    other = pretraining.create_nsp_pairs(synthetic_documents(), 24, 1, 2, 0, seed=1)
     assert all(np.array_equal(pairs[k], same[k]) for k in pairs)
     assert not np.array_equal(pairs["token_ids"], other["token_ids"])
     with pytest.raises(ValueError, match="`sequence_length` must be an int >= 5"):
-        pd.create_nsp_pairs(synthetic_documents(), 4, 1, 2, 0)
+        pretraining.create_nsp_pairs(synthetic_documents(), 4, 1, 2, 0)
     # Empty documents and sentences are left out; nothing at all is an error.
-    sparse = pd.create_nsp_pairs([[], [[]], [[5, 6], [], [7]], [[8]]], 8, 1, 2, 0)
+    sparse = pretraining.create_nsp_pairs([[], [[]], [[5, 6], [], [7]], [[8]]], 8, 1, 2, 0)
     assert len(sparse["nsp"]) >= 2 and set(sparse["token_ids"].ravel()) <= {0, 1, 2, 5, 6, 7, 8}
     with pytest.raises(ValueError, match="no tokens"):
-        pd.create_nsp_pairs([[], [[]]], 8, 1, 2, 0)
+        pretraining.create_nsp_pairs([[], [[]]], 8, 1, 2, 0)
 
 
 @tensorflow_only()
@@ -167,7 +167,7 @@ def test_austen_pairs_fill_the_sequence_and_labels_are_balanced():
     tok = tokenizer()
     token_docs, start_docs, stats = austen()
     assert stats["documents"] == 275 and stats["tokens"] > 900_000
-    pairs = pd.create_nsp_pairs(
+    pairs = pretraining.create_nsp_pairs(
         token_docs, T, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, word_starts=start_docs, seed=0
     )
     lengths = (pairs["token_ids"] != tok.pad_token_id).sum(axis=1)
@@ -195,17 +195,17 @@ def mask_statistics(tok, token_ids, masked, weights, positions, originals):
 def test_masking_statistics_on_austen(masking):
     tok = tokenizer()
     token_docs, start_docs, _ = austen()
-    pairs = pd.create_nsp_pairs(
+    pairs = pretraining.create_nsp_pairs(
         token_docs, T, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, word_starts=start_docs, seed=0
     )
-    masked = pd.mask_tokens(
+    masked = pretraining.mask_tokens(
         pairs["token_ids"],
         seed=[7, 0],
         mask_token_id=tok.mask_token_id,
         unmaskable_token_ids=special_ids(tok),
-        random_token_ids=pd.random_token_pool(tok),
+        random_token_ids=pretraining.random_token_pool(tok),
         word_starts=pairs["word_starts"] if masking == "whole-word" else None,
-        max_predictions_per_seq=pd.default_max_predictions(T),
+        max_predictions_per_seq=pretraining.default_max_predictions(T),
     )
     masked = {k: v.numpy() for k, v in masked.items()}
     weights, positions = masked["mlm_weights"], masked["mask_positions"]
@@ -241,25 +241,25 @@ def test_masking_statistics_on_austen(masking):
 
 def test_mask_tokens_is_seeded_and_bounded():
     tok = tokenizer()
-    pairs = pd.create_nsp_pairs(synthetic_documents(), 24, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id)
+    pairs = pretraining.create_nsp_pairs(synthetic_documents(), 24, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id)
     kwargs = dict(
         mask_token_id=tok.mask_token_id,
         unmaskable_token_ids=special_ids(tok),
         random_token_ids=[5000, 5001],
         max_predictions_per_seq=3,
     )
-    first = pd.mask_tokens(pairs["token_ids"], [1, 2], **kwargs)
-    again = pd.mask_tokens(pairs["token_ids"], [1, 2], **kwargs)
-    other = pd.mask_tokens(pairs["token_ids"], [1, 3], **kwargs)
+    first = pretraining.mask_tokens(pairs["token_ids"], [1, 2], **kwargs)
+    again = pretraining.mask_tokens(pairs["token_ids"], [1, 2], **kwargs)
+    other = pretraining.mask_tokens(pairs["token_ids"], [1, 3], **kwargs)
     assert all(np.array_equal(first[k], again[k]) for k in first)
     assert not np.array_equal(first["mask_positions"], other["mask_positions"])
     real = (~np.isin(pairs["token_ids"], special_ids(tok))).sum(1)
     expected = np.minimum(3, np.maximum(1, np.round(real * 0.15)))
     assert np.array_equal(first["mlm_weights"].numpy().sum(1), expected)
     with pytest.raises(ValueError, match="`masking_rate` must be in"):
-        pd.mask_tokens(pairs["token_ids"], [1, 2], masking_rate=0.0, **kwargs)
+        pretraining.mask_tokens(pairs["token_ids"], [1, 2], masking_rate=0.0, **kwargs)
     with pytest.raises(ValueError, match="`max_predictions_per_seq` must be in"):
-        pd.mask_tokens(pairs["token_ids"], [1, 2], **{**kwargs, "max_predictions_per_seq": 25})
+        pretraining.mask_tokens(pairs["token_ids"], [1, 2], **{**kwargs, "max_predictions_per_seq": 25})
 
 
 def check_element(element, batch_size, length, slots):
@@ -281,7 +281,7 @@ def batches_equal(a, b):
 def test_dynamic_dataset_is_seeded_and_remasks_every_epoch():
     tok = tokenizer()
     path = str(AUSTEN / "persuasion.txt")
-    make = functools.partial(pd.pretraining_dataset, path, tok, sequence_length=32, batch_size=8, verbose=0)
+    make = functools.partial(pretraining.pretraining_dataset, path, tok, sequence_length=32, batch_size=8, verbose=0)
     dataset = make(seed=5, masking="whole-word")
     assert dataset.cardinality().numpy() > 100
     first_epoch = list(dataset.take(3))
@@ -305,12 +305,12 @@ def test_static_tfrecords_round_trip(tmp_path, capsys):
     tok = tokenizer()
     token_docs, start_docs, _ = persuasion()
     settings = dict(sequence_length=32, masking="whole-word", dupe_factor=2, seed=3)
-    examples = pd.create_pretraining_examples(token_docs, tok, word_starts=start_docs, **settings)
+    examples = pretraining.create_pretraining_examples(token_docs, tok, word_starts=start_docs, **settings)
     count = len(examples["nsp"])
     assert count > 1000 and examples["token_ids"].shape == (count, 32)
-    paths = pd.write_tfrecords(examples, tmp_path / "records", num_shards=3)
+    paths = pretraining.write_tfrecords(examples, tmp_path / "records", num_shards=3)
     assert len(paths) == 3
-    read = pd.read_tfrecords(paths, 32, 5, batch_size=64, drop_remainder=False, num_examples=count)
+    read = pretraining.read_tfrecords(paths, 32, 5, batch_size=64, drop_remainder=False, num_examples=count)
     x, y, w = (tf.nest.map_structure(lambda *t: np.concatenate(t), *parts) for parts in zip(*read))
     assert np.array_equal(x["token_ids"], examples["token_ids"])
     assert np.array_equal(x["mask_positions"], examples["mask_positions"])
@@ -319,7 +319,7 @@ def test_static_tfrecords_round_trip(tmp_path, capsys):
 
     # pretraining_dataset(mode="static") writes the same examples once, then reuses them.
     static = functools.partial(
-        pd.pretraining_dataset, str(AUSTEN / "persuasion.txt"), tok, batch_size=count, mode="static",
+        pretraining.pretraining_dataset, str(AUSTEN / "persuasion.txt"), tok, batch_size=count, mode="static",
         output_dir=str(tmp_path / "static"), num_shards=2, shuffle=False, drop_remainder=False,
         verbose=1, **settings,
     )
@@ -330,7 +330,7 @@ def test_static_tfrecords_round_trip(tmp_path, capsys):
     x, _, _ = next(iter(static()))
     assert "reusing" in capsys.readouterr().out
     assert mtimes == [os.path.getmtime(p) for p in tf.io.gfile.glob(str(tmp_path / "static" / "*.tfrecord"))]
-    shuffled = pd.pretraining_dataset(
+    shuffled = pretraining.pretraining_dataset(
         str(AUSTEN / "persuasion.txt"), tok, batch_size=16, mode="static", output_dir=str(tmp_path / "static"),
         num_shards=2, verbose=0, **settings,
     )
@@ -342,15 +342,80 @@ def test_pretraining_dataset_validation(tmp_path):
     tok = tokenizer()
     path = str(AUSTEN / "persuasion.txt")
     with pytest.raises(ValueError, match="`mode` must be one of"):
-        pd.pretraining_dataset(path, tok, mode="online", verbose=0)
+        pretraining.pretraining_dataset(path, tok, mode="online", verbose=0)
     with pytest.raises(ValueError, match="`masking` must be one of"):
-        pd.pretraining_dataset(path, tok, masking="span", verbose=0)
+        pretraining.pretraining_dataset(path, tok, masking="span", verbose=0)
     with pytest.raises(ValueError, match="`batch_size` must be a positive int"):
-        pd.pretraining_dataset(path, tok, batch_size=0, verbose=0)
+        pretraining.pretraining_dataset(path, tok, batch_size=0, verbose=0)
     tiny = tmp_path / "tiny.txt"
     tiny.write_text("One sentence. Two sentences.\n", encoding="utf-8")
     with pytest.raises(ValueError, match="fewer than `batch_size`"):
-        pd.pretraining_dataset(str(tiny), tok, batch_size=64, verbose=0)
+        pretraining.pretraining_dataset(str(tiny), tok, batch_size=64, verbose=0)
+
+
+def test_expand_text_files(tmp_path):
+    corpus = tmp_path / "corpus"
+    (corpus / "b").mkdir(parents=True)
+    (corpus / ".git").mkdir()
+    for name in ("b/2.txt", "a.txt", "b/1.md", ".hidden.txt", ".git/HEAD"):
+        (corpus / name).write_text("Text.\n", encoding="utf-8")
+    inside = [str(corpus / "a.txt"), str(corpus / "b" / "1.md"), str(corpus / "b" / "2.txt")]
+    assert pretraining.expand_text_files(corpus) == inside  # sorted, hidden files and folders skipped
+    single = str(corpus / "a.txt")
+    assert pretraining.expand_text_files([single, str(corpus / "b" / "*.txt")]) == [single, str(corpus / "b" / "2.txt")]
+    assert pretraining.read_documents(str(corpus))[1]["files"] == 3
+    (tmp_path / "empty" / ".cache").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError, match="empty: the folder holds no files"):
+        pretraining.expand_text_files([single, str(tmp_path / "empty")])
+    with pytest.raises(ValueError, match="no file matches .*missing"):
+        pretraining.expand_text_files(str(tmp_path / "missing*.txt"))
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("sequence_length", 4, "`sequence_length` must be an int >= 5; received 4"),
+        ("batch_size", 0, "`batch_size` must be a positive int; received 0"),
+        ("masking", "span", "`masking` must be one of .*; received 'span'"),
+        ("mode", "online", "`mode` must be one of .*; received 'online'"),
+        ("masking_rate", 1.5, r"`masking_rate` must be in \(0, 1\); received 1.5"),
+        ("max_predictions_per_seq", 200, r"`max_predictions_per_seq` must be in \[1, sequence_length\]; received 200"),
+        ("short_seq_prob", -0.1, r"`short_seq_prob` must be in \[0, 1\]; received -0.1"),
+        ("random_next_probability", 2, r"`random_next_probability` must be in \[0, 1\]; received 2"),
+        ("dupe_factor", 0, "`dupe_factor` must be a positive int; received 0"),
+        ("document_boundary", "page", "`document_boundary` must be one of .*; received 'page'"),
+        ("line_format", "pages", "`line_format` must be one of .*; received 'pages'"),
+        ("max_line_chars", 0, "`max_line_chars` must be a positive int; received 0"),
+        ("pack_sequences", "yes", "`pack_sequences` must be True or False; received 'yes'"),
+        ("max_sequences_per_pack", 0, "`max_sequences_per_pack` must be a positive int; received 0"),
+    ],
+)
+def test_config_rejects_a_bad_value_naming_it(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        pretraining.PretrainingDataConfig(**{field: value})
+    with pytest.raises(ValueError, match=message):
+        pretraining.PretrainingDataConfig().replace(**{field: value})
+
+
+def test_options_override_the_config(tmp_path):
+    tok = tokenizer()
+    lines = (AUSTEN / "persuasion.txt").read_text(encoding="utf-8").splitlines()[200:500]
+    path = tmp_path / "part.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    config = pretraining.PretrainingDataConfig(sequence_length=32, batch_size=8, seed=5)
+    from_config = pretraining.pretraining_dataset(str(path), tok, config, masking="whole-word", verbose=0)
+    from_options = pretraining.pretraining_dataset(
+        str(path), tok, sequence_length=32, batch_size=8, seed=5, masking="whole-word", verbose=0
+    )
+    assert all(batches_equal(a, b) for a, b in zip(from_config.take(2), from_options.take(2)))
+    x, _, _ = next(iter(pretraining.pretraining_dataset(str(path), tok, config, batch_size=4, verbose=0)))
+    assert x["token_ids"].shape == (4, 32) and config.batch_size == 8  # the option wins; config unchanged
+    with pytest.raises(TypeError, match=r"no option\(s\) \['sequence_lenght'\]"):
+        pretraining.pretraining_dataset(str(path), tok, config, sequence_lenght=64)
+    with pytest.raises(TypeError, match="`config` must be a PretrainingDataConfig; received 128"):
+        pretraining.pretraining_dataset(str(path), tok, 128)
+    with pytest.raises(ValueError, match=r"`masking_rate` must be in \(0, 1\); received 0.0"):
+        pretraining.pretraining_dataset(str(path), tok, config, masking_rate=0.0)
 
 
 def tiny_pretrainer(vocabulary_size, sequence_length):
@@ -384,7 +449,7 @@ def tiny_pretrainer(vocabulary_size, sequence_length):
 
 def test_dataset_feeds_fit_on_this_backend():
     tok = tokenizer()
-    dataset = pd.pretraining_dataset(
+    dataset = pretraining.pretraining_dataset(
         str(AUSTEN / "persuasion.txt"), tok, sequence_length=32, batch_size=8, seed=0, verbose=0,
         masking="whole-word",
     )

@@ -5,7 +5,7 @@ import functools
 import numpy as np
 import pytest
 
-from keras_bert.preprocessing.pretraining import pretraining_data as pd
+from keras_bert.preprocessing import pretraining
 from preprocessing_helpers import AUSTEN, tokenizer
 
 pytestmark = pytest.mark.only_backend("tensorflow", reason="backend-independent tf.data / NumPy packing, tested once")
@@ -16,8 +16,8 @@ T, S = 64, 3
 @functools.lru_cache(maxsize=None)
 def persuasion_head():
     """The first 8 chapters of Persuasion, tokenized."""
-    documents, stats = pd.read_documents(str(AUSTEN / "persuasion.txt"))
-    return pd.tokenize_documents(documents[:8], tokenizer(), max_sentence_tokens=T - 3)
+    documents, stats = pretraining.read_documents(str(AUSTEN / "persuasion.txt"))
+    return pretraining.tokenize_documents(documents[:8], tokenizer(), max_sentence_tokens=T - 3)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def small_file(tmp_path_factory):
 def short_pairs(seed=0):
     tok = tokenizer()
     token_docs, start_docs, _ = persuasion_head()
-    return pd.create_nsp_pairs(
+    return pretraining.create_nsp_pairs(
         token_docs, T, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, word_starts=start_docs,
         short_seq_prob=0.5, seed=seed,
     )
@@ -65,7 +65,7 @@ def unpack(row, tok):
 def test_pack_pairs_keeps_every_pair_and_label():
     tok = tokenizer()
     pairs = short_pairs()
-    packed = pd.pack_pairs(pairs, S, tok.pad_token_id)
+    packed = pretraining.pack_pairs(pairs, S, tok.pad_token_id)
     assert len(packed["nsp"]) < len(pairs["nsp"])
     assert packed["nsp"].shape == packed["nsp_positions"].shape == packed["nsp_weights"].shape == (len(packed["nsp"]), S)
     originals, found = [], []
@@ -82,9 +82,9 @@ def test_pack_pairs_keeps_every_pair_and_label():
             starts = row["word_starts"][start : start + len(tokens)]
             found.append((tokens.tobytes(), segments.tobytes(), starts.tobytes(), int(row["nsp"][k])))
     assert sorted(found) == sorted(originals)  # every pair once, with its own label
-    assert pd.pack_pairs(pairs, S, tok.pad_token_id)["token_ids"].tobytes() == packed["token_ids"].tobytes()
+    assert pretraining.pack_pairs(pairs, S, tok.pad_token_id)["token_ids"].tobytes() == packed["token_ids"].tobytes()
     # One per row is no packing at all.
-    single = pd.pack_pairs(pairs, 1, tok.pad_token_id)
+    single = pretraining.pack_pairs(pairs, 1, tok.pad_token_id)
     assert len(single["nsp"]) == len(pairs["nsp"]) and np.all(single["sequence_ids"] <= 1)
 
 
@@ -92,7 +92,7 @@ def test_pack_pairs_keeps_every_pair_and_label():
 def test_packed_dataset_masks_real_tokens_only(small_file, masking):
     tok = tokenizer()
     P = 10
-    dataset, stats = pd.pretraining_dataset(
+    dataset, stats = pretraining.pretraining_dataset(
         small_file, tok, sequence_length=T, batch_size=16, masking=masking, max_predictions_per_seq=P,
         short_seq_prob=0.5, pack_sequences=True, max_sequences_per_pack=S, drop_remainder=False, verbose=0,
         return_stats=True,
@@ -123,7 +123,7 @@ def test_packed_dataset_masks_real_tokens_only(small_file, masking):
 
 def test_packed_dataset_is_seeded(small_file):
     def first_batches(seed):
-        dataset = pd.pretraining_dataset(
+        dataset = pretraining.pretraining_dataset(
             small_file, tokenizer(), sequence_length=T, batch_size=8, seed=seed, short_seq_prob=0.5,
             pack_sequences=True, verbose=0,
         )
@@ -144,7 +144,7 @@ def _leaves(batch):
 def test_packing_reduces_padding_on_austen(capsys):
     """Persuasion at T=128 with paragraph documents (BERT's blank-line format), where pairs are often short."""
     tok = tokenizer()
-    _, stats = pd.pretraining_dataset(
+    _, stats = pretraining.pretraining_dataset(
         str(AUSTEN / "persuasion.txt"), tok, sequence_length=128, document_boundary="blank_line",
         pack_sequences=True, verbose=1, return_stats=True,
     )
@@ -155,12 +155,12 @@ def test_packing_reduces_padding_on_austen(capsys):
     assert stats["padding_fraction_packed"] < 0.05
     assert stats["packed_rows"] < 0.8 * stats["unpacked_rows"]
     # Chapter documents (the default) leave less padding to remove: measured 3.8% -> 1.0%, 1007 -> 979 rows.
-    token_docs, start_docs, _ = pd.tokenize_documents(
-        pd.read_documents(str(AUSTEN / "persuasion.txt"))[0], tok, max_sentence_tokens=125
+    token_docs, start_docs, _ = pretraining.tokenize_documents(
+        pretraining.read_documents(str(AUSTEN / "persuasion.txt"))[0], tok, max_sentence_tokens=125
     )
-    pairs = pd.create_nsp_pairs(token_docs, 128, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, word_starts=start_docs)
-    packed = pd.pack_pairs(pairs, 3, tok.pad_token_id)
-    before, after = pd.padding_fraction(pairs["token_ids"]), pd.padding_fraction(packed["token_ids"])
+    pairs = pretraining.create_nsp_pairs(token_docs, 128, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, word_starts=start_docs)
+    packed = pretraining.pack_pairs(pairs, 3, tok.pad_token_id)
+    before, after = pretraining.padding_fraction(pairs["token_ids"]), pretraining.padding_fraction(packed["token_ids"])
     assert after < 0.5 * before and len(packed["nsp"]) < len(pairs["nsp"])
 
 
@@ -168,30 +168,30 @@ def test_static_packed_examples_round_trip_through_tfrecords(small_file, tmp_pat
     tok = tokenizer()
     options = dict(sequence_length=T, batch_size=4, mode="static", dupe_factor=1, short_seq_prob=0.5, shuffle=False,
                    drop_remainder=False, output_dir=str(tmp_path), verbose=0, return_stats=True)
-    dataset, stats = pd.pretraining_dataset(small_file, tok, pack_sequences=True, **options)
+    dataset, stats = pretraining.pretraining_dataset(small_file, tok, pack_sequences=True, **options)
     x, y, w = next(dataset.as_numpy_iterator())
     assert x["sequence_ids"].shape == (4, T) and x["nsp_positions"].shape == (4, 3)
     assert y["nsp"].shape == w["nsp"].shape == (4, 3)
     for r in range(4):
         unpack({k: v[r] for k, v in x.items()}, tok)
-    token_docs, start_docs, _ = pd.tokenize_documents(pd.read_documents(small_file)[0], tok, max_sentence_tokens=T - 3)
-    examples = pd.create_pretraining_examples(
+    token_docs, start_docs, _ = pretraining.tokenize_documents(pretraining.read_documents(small_file)[0], tok, max_sentence_tokens=T - 3)
+    examples = pretraining.create_pretraining_examples(
         token_docs, tok, T, word_starts=start_docs, short_seq_prob=0.5, dupe_factor=1, pack_sequences=True
     )
     for key, value in {**x, "mlm_ids": y["mlm"], "nsp": y["nsp"], "mlm_weights": w["mlm"], "nsp_weights": w["nsp"]}.items():
         np.testing.assert_array_equal(value, examples[key][:4], err_msg=key)
     # Reusing the files keeps the packing figures; unpacked files are kept apart.
-    _, again = pd.pretraining_dataset(small_file, tok, pack_sequences=True, **options)
+    _, again = pretraining.pretraining_dataset(small_file, tok, pack_sequences=True, **options)
     assert again["padding_fraction_packed"] == stats["padding_fraction_packed"]
-    _, unpacked_stats = pd.pretraining_dataset(small_file, tok, **{**options, "output_dir": str(tmp_path / "u")})
+    _, unpacked_stats = pretraining.pretraining_dataset(small_file, tok, **{**options, "output_dir": str(tmp_path / "u")})
     assert "packed_rows" not in unpacked_stats and unpacked_stats["examples"] == stats["unpacked_rows"]
 
 
 def test_packing_bad_arguments(small_file):
     tok = tokenizer()
     with pytest.raises(ValueError, match=r"`max_sequences_per_pack` must be a positive int; received 0"):
-        pd.pretraining_dataset(small_file, tok, pack_sequences=True, max_sequences_per_pack=0, verbose=0)
+        pretraining.pretraining_dataset(small_file, tok, pack_sequences=True, max_sequences_per_pack=0, verbose=0)
     with pytest.raises(ValueError, match=r"`pack_sequences` must be True or False; received 'yes'"):
-        pd.pretraining_dataset(small_file, tok, pack_sequences="yes", verbose=0)
+        pretraining.pretraining_dataset(small_file, tok, pack_sequences="yes", verbose=0)
     with pytest.raises(ValueError, match=r"`max_sequences_per_pack` must be a positive int; received 2.5"):
-        pd.pack_pairs(short_pairs(), 2.5)
+        pretraining.pack_pairs(short_pairs(), 2.5)

@@ -13,6 +13,37 @@ MASKING = ("token", "whole-word")
 MODES = ("dynamic", "static")
 
 
+def default_max_predictions(sequence_length, masking_rate=0.15):
+    """`round(masking_rate * sequence_length)`: 19 for 128, 77 for 512."""
+    return max(1, int(round(masking_rate * sequence_length)))
+
+
+def check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"`{name}` must be one of {choices}; received {value!r}")
+
+
+def check_positive_int(name, value):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"`{name}` must be a positive int; received {value!r}")
+
+
+def check_probability(name, value):
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"`{name}` must be in [0, 1]; received {value!r}")
+
+
+def check_sequence_length(sequence_length):
+    # [CLS] A [SEP] B [SEP] with one token each in A and B.
+    if not isinstance(sequence_length, int) or sequence_length < 5:
+        raise ValueError(f"`sequence_length` must be an int >= 5; received {sequence_length!r}")
+
+
+def check_masking_rate(masking_rate):
+    if not 0.0 < masking_rate < 1.0:
+        raise ValueError(f"`masking_rate` must be in (0, 1); received {masking_rate!r}")
+
+
 @dataclasses.dataclass(frozen=True)
 class PretrainingDataConfig:
     """How text becomes MLM + NSP batches (see `pretraining_dataset` for each stage).
@@ -20,7 +51,7 @@ class PretrainingDataConfig:
     Corpus (`read_documents`):
         document_boundary: "chapter", "file" or "blank_line".
         line_format: "wrapped", "sentence_per_line" or "paragraph_per_line".
-        document_separator: optional regex of lines that start a new document.
+        document_separator: optional line (compared after stripping) that ends a document.
         max_line_chars: longer lines are skipped (and counted).
     Sentence pairs (`create_nsp_pairs`):
         sequence_length: `T`, the length of every example.
@@ -43,6 +74,8 @@ class PretrainingDataConfig:
         shuffle: shuffle examples every epoch (seeded).
         drop_remainder: drop the last smaller batch (fixed shapes for XLA and distribution).
         seed: int or str; the same seed gives the same batches.
+
+    A bad value raises `ValueError` naming the field and the value received.
     """
 
     sequence_length: int = 128
@@ -66,6 +99,36 @@ class PretrainingDataConfig:
     max_line_chars: int = 20_000
     pack_sequences: bool = False
     max_sequences_per_pack: int = 3
+
+    def __post_init__(self):
+        check_sequence_length(self.sequence_length)
+        check_positive_int("batch_size", self.batch_size)
+        check_choice("masking", self.masking, MASKING)
+        check_choice("mode", self.mode, MODES)
+        check_masking_rate(self.masking_rate)
+        if not 1 <= self.num_predictions <= self.sequence_length:
+            raise ValueError(
+                f"`max_predictions_per_seq` must be in [1, sequence_length]; received {self.num_predictions!r}"
+            )
+        check_probability("short_seq_prob", self.short_seq_prob)
+        check_probability("random_next_probability", self.random_next_probability)
+        check_positive_int("dupe_factor", self.dupe_factor)
+        check_choice("document_boundary", self.document_boundary, DOCUMENT_BOUNDARIES)
+        check_choice("line_format", self.line_format, LINE_FORMATS)
+        check_positive_int("max_line_chars", self.max_line_chars)
+        if not isinstance(self.pack_sequences, bool):
+            raise ValueError(f"`pack_sequences` must be True or False; received {self.pack_sequences!r}")
+        check_positive_int("max_sequences_per_pack", self.max_sequences_per_pack)
+
+    @property
+    def num_predictions(self):
+        """`P`: `max_predictions_per_seq`, or its default for `sequence_length` when unset."""
+        return self.max_predictions_per_seq or default_max_predictions(self.sequence_length, self.masking_rate)
+
+    @property
+    def packing(self):
+        """`S` when pairs are packed into rows, else None."""
+        return self.max_sequences_per_pack if self.pack_sequences else None
 
     def replace(self, **changes):
         """A copy with `changes` applied (unknown names raise TypeError naming them)."""
