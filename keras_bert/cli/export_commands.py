@@ -175,7 +175,7 @@ def _split_fields(inputs, task, num_fields):
 def _keras_predictor(args):
     """A `(task, num_fields, predict(columns) -> results)` for a .keras model, via the Python pipelines."""
     from keras_bert.export.task_outputs import task_kind
-    from keras_bert.pipelines.text_pipelines import pipeline_for
+    from keras_bert.pipelines.loading import pipeline_for
 
     model_file, folder, job = _run_job(args.model)
     tokenizer = _tokenizer(args.tokenizer, model_file, folder, job)
