@@ -103,20 +103,7 @@ def token_classifier_outputs(module, text):
     inputs = module.pack_texts(ids)
     probabilities = tf.nn.softmax(module._call_model(inputs), axis=-1)  # [batch, length, tags]
     batch_size = tf.shape(text, out_type=tf.int64)[0]
-
-    # Words: (batch, words, wordpieces) → the flat index of each word's first
-    # token, and of its last, among the row's tokens; words past the packed
-    # length (truncation) or without tokens are dropped.
-    words = tokenizer.tokenize_words(text)
-    pieces = tf.cast(words.row_lengths(axis=2), tf.int64)  # [batch, (words)]
-    row_of_word = pieces.value_rowids()
-    word_end_in_row = tf.cumsum(pieces, axis=1).flat_values  # exclusive end, per row
-    word_start_in_row = word_end_in_row - pieces.flat_values
-    kept_tokens = tf.cast(tf.reduce_sum(inputs["padding_mask"], axis=-1), tf.int64) - 2
-    keep = (pieces.flat_values > 0) & (word_end_in_row <= tf.gather(kept_tokens, row_of_word))
-    row_of_word = tf.boolean_mask(row_of_word, keep)
-    first = tf.boolean_mask(word_start_in_row, keep)
-    last = tf.boolean_mask(word_end_in_row, keep) - 1
+    row_of_word, first, last = _kept_words(tokenizer.tokenize_words(text), inputs["padding_mask"])
 
     # Tag of each word = argmax at its first wordpiece (+1: after [CLS]).
     word_probabilities = tf.gather_nd(probabilities, tf.stack([row_of_word, first + 1], axis=1))
@@ -127,19 +114,7 @@ def token_classifier_outputs(module, text):
     types = tf.constant([_split_tag(n)[1] for n in names])
     prefix, entity_type = tf.gather(prefixes, tag), tf.gather(types, tag)
 
-    # seqeval: a word starts an entity if B, or I not continuing the same type
-    # in the same row; it continues one if I of the previous word's type.
-    previous_ok = tf.concat([[False], row_of_word[1:] == row_of_word[:-1]], axis=0)
-    previous_prefix = tf.concat([[""], prefix[:-1]], axis=0)
-    previous_type = tf.concat([[""], entity_type[:-1]], axis=0)
-    continues = (
-        previous_ok
-        & (prefix == "I")
-        & ((previous_prefix == "B") | (previous_prefix == "I"))
-        & (previous_type == entity_type)
-    )
-    in_entity = (prefix == "B") | (prefix == "I")
-    begins = in_entity & ~continues
+    in_entity, begins = _entity_words(row_of_word, prefix, entity_type)
     entity_of_word = tf.cumsum(tf.cast(begins, tf.int64)) - 1
     word_in_entity = tf.boolean_mask(entity_of_word, in_entity)
     num_total = tf.reduce_sum(tf.cast(begins, tf.int64))
@@ -175,6 +150,43 @@ def token_classifier_outputs(module, text):
         "num_entities": tf.cast(tf.math.bincount(tf.cast(entity_row, tf.int32), minlength=tf.cast(batch_size, tf.int32)), tf.int32),
         "token_probabilities": probabilities,
     }
+
+
+def _kept_words(words, padding_mask):
+    """`(row_of_word, first, last)`: each word's row and its first and last token's index in the row.
+
+    `words` is the tokenizer's `(batch, words, wordpieces)` ragged tensor;
+    words past the packed length (truncation) or without tokens are dropped.
+    """
+    pieces = tf.cast(words.row_lengths(axis=2), tf.int64)  # [batch, (words)]
+    row_of_word = pieces.value_rowids()
+    word_end_in_row = tf.cumsum(pieces, axis=1).flat_values  # exclusive end, per row
+    word_start_in_row = word_end_in_row - pieces.flat_values
+    kept_tokens = tf.cast(tf.reduce_sum(padding_mask, axis=-1), tf.int64) - 2
+    keep = (pieces.flat_values > 0) & (word_end_in_row <= tf.gather(kept_tokens, row_of_word))
+    row_of_word = tf.boolean_mask(row_of_word, keep)
+    first = tf.boolean_mask(word_start_in_row, keep)
+    last = tf.boolean_mask(word_end_in_row, keep) - 1
+    return row_of_word, first, last
+
+
+def _entity_words(row_of_word, prefix, entity_type):
+    """`(in_entity, begins)` per word, as seqeval decodes BIO tags.
+
+    A word starts an entity if B, or I not continuing the same type in the
+    same row; it continues one if I of the previous word's type.
+    """
+    previous_ok = tf.concat([[False], row_of_word[1:] == row_of_word[:-1]], axis=0)
+    previous_prefix = tf.concat([[""], prefix[:-1]], axis=0)
+    previous_type = tf.concat([[""], entity_type[:-1]], axis=0)
+    continues = (
+        previous_ok
+        & (prefix == "I")
+        & ((previous_prefix == "B") | (previous_prefix == "I"))
+        & (previous_type == entity_type)
+    )
+    in_entity = (prefix == "B") | (prefix == "I")
+    return in_entity, in_entity & ~continues
 
 
 def _split_tag(name):
