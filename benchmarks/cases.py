@@ -307,7 +307,7 @@ def end_to_end(quick=False, dtypes=None, peers=True):
     int8 path is slower than fp32 (see the forward case).
     """
     from benchmarks.classifier import ensure_classifier
-    from keras_bert.pipelines.text_pipelines import load_pipeline
+    from keras_bert.pipelines import load_pipeline
 
     backend = backend_name()
     if dtypes is None:

@@ -3,7 +3,7 @@
 import numpy as np
 
 from keras_bert.models import BertBackbone, BertClassifier, BertTokenClassifier
-from keras_bert.pipelines.text_pipelines import TextClassifierPipeline, TokenClassifierPipeline
+from keras_bert.pipelines import TextClassifierPipeline, TokenClassifierPipeline
 
 
 def _rows(lengths, sequence_length, vocabulary_size=100, seed=0):

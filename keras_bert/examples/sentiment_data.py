@@ -11,6 +11,7 @@ SHA-256 before anything in it is read.
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -80,8 +81,6 @@ def fetch_vader_sentiment(cache_dir=None):
                         out.write(archive.extractfile(member).read())
     # Rename into place only when complete, so an interrupted fetch never leaves half a data set.
     if os.path.exists(target):
-        import shutil
-
         shutil.rmtree(target)
     os.replace(staging, target)
     return paths

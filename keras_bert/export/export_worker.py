@@ -10,14 +10,16 @@ code and the reason on the last line of stderr (the parent raises it).
 import json
 import sys
 
+import keras
+
+import keras_bert.models  # noqa: F401  (registers the classes for load_model)
+from keras_bert.export.saved_model_export import export_saved_model
+
 
 def main(spec_path):
-    import keras
-
     if keras.backend.backend() != "tensorflow":
         raise SystemExit("the export worker must run with KERAS_BACKEND=tensorflow")
-    import keras_bert.models  # noqa: F401  (registers the classes for load_model)
-    from keras_bert.export.saved_model_export import export_saved_model
+    # defers TensorFlow until the backend is known to be TensorFlow (a clear error otherwise)
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 
     with open(spec_path, encoding="utf-8") as f:

@@ -6,7 +6,7 @@
 
 It uses TensorFlow and tensorflow-text only (no Keras): this is what a
 serving process does, and what `keras-bert predict DIR` runs. Results have
-the same keys as the Python pipelines (`keras_bert.pipelines.text_pipelines`).
+the same keys as the Python pipelines (`keras_bert.pipelines`).
 """
 
 import numpy as np
@@ -26,6 +26,7 @@ class ExportedModel:
     """
 
     def __init__(self, directory):
+        # defers TensorFlow: `import keras_bert.export` (and `keras-bert --help`) must not import it
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
 
@@ -55,9 +56,9 @@ class ExportedModel:
             batch_size: strings per call of the signature.
 
         Returns:
-            A list of dicts, one per example (see `text_pipelines` for the keys).
+            A list of dicts, one per example (see `keras_bert.pipelines` for the keys).
         """
-        import tensorflow as tf
+        import tensorflow as tf  # defers TensorFlow, as in __init__
 
         if len(inputs) != len(self.text_inputs):
             raise ValueError(f"This {self.task} model takes {len(self.text_inputs)} inputs {self.text_inputs}; received {len(inputs)}.")

@@ -30,6 +30,8 @@ import tempfile
 
 import keras
 
+import keras_bert
+
 METADATA_FILE = "keras_bert_export.json"
 FORMAT = "keras_bert.saved_model"
 FORMAT_VERSION = 1
@@ -81,6 +83,7 @@ def export_saved_model(
             mismatched tokenizer, bad options, or an existing directory
             (without `overwrite`) — all before anything is written.
     """
+    # defers TensorFlow (task_outputs is TF graph code): `import keras_bert.export` must not import it
     from keras_bert.export.task_outputs import task_kind
 
     directory = os.path.abspath(os.fspath(directory))
@@ -185,8 +188,10 @@ def _export_in_tensorflow_process(model, tokenizer, directory, overwrite, option
 
 
 def _export_here(model, task, tokenizer, directory, overwrite, options, verbose):
+    # defers TensorFlow: only the TensorFlow process that writes the SavedModel needs it
     import tensorflow as tf
 
+    # defers TensorFlow (the serving module is TF code), as above
     from keras_bert.export.serving_module import BertServingModule
 
     metadata = _metadata(model, task, tokenizer, options)
@@ -232,10 +237,9 @@ def _export_here(model, task, tokenizer, directory, overwrite, options, verbose)
 
 
 def _metadata(model, task, tokenizer, options):
+    # defers TensorFlow: imported only to record the versions the SavedModel was written with
     import tensorflow as tf
-    import tensorflow_text
-
-    import keras_bert
+    import tensorflow_text  # its version goes into the metadata too
 
     backbone = model if task == "backbone" else model.backbone
     text_inputs = {

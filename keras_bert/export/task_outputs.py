@@ -19,28 +19,21 @@ string in Unicode code points, as Python's `text[start:end]` does.
 
 import tensorflow as tf
 
-def task_kind(model):
-    """The export task kind of a keras_bert model; a clear error for models that cannot be served."""
-    from keras_bert.models import (
-        BertBackbone,
-        BertClassifier,
-        BertMaskedLM,
-        BertMultipleChoice,
-        BertPretrainer,
-        BertQuestionAnswerer,
-        BertTokenClassifier,
-    )
+from keras_bert.models import BertBackbone, BertMaskedLM, BertPretrainer
+from keras_bert.tasks import get_task, task_for_model
 
+
+def task_kind(model):
+    """The export task of a keras_bert model: "backbone" or a task's registry name ("classifier", ...).
+
+    Raises:
+        ValueError: the model cannot be served (a pretraining model, or not a keras_bert model).
+    """
     if isinstance(model, BertBackbone):
-        return "backbone"
-    if isinstance(model, BertClassifier):
-        return "regressor" if model.num_classes == 1 else "classifier"
-    if isinstance(model, BertTokenClassifier):
-        return "token_classifier"
-    if isinstance(model, BertQuestionAnswerer):
-        return "question_answerer"
-    if isinstance(model, BertMultipleChoice):
-        return "multiple_choice"
+        return "backbone"  # a backbone is not a task: its outputs are embeddings
+    task = task_for_model(model)
+    if task is not None:
+        return task.name
     if isinstance(model, (BertPretrainer, BertMaskedLM)):
         raise ValueError(
             f"A {type(model).__name__} is a pretraining model and has no serving outputs; export "
@@ -53,6 +46,7 @@ def task_kind(model):
 
 
 def token_id_outputs(module, outputs):
+    """The `serve_token_ids` outputs of `module`'s task, from the model's outputs."""
     task = module._task
     if task == "backbone":
         return outputs
@@ -64,16 +58,21 @@ def token_id_outputs(module, outputs):
 
 
 def text_outputs(module, **texts):
-    return _TEXT_OUTPUTS[module._task](module, **texts)
+    """The `serve_text` outputs of `module`'s task, from its raw-string inputs."""
+    if module._task == "backbone":
+        return _backbone_outputs(module, **texts)
+    return get_task(module._task).load("export_outputs")(module, **texts)
 
 
-def _backbone(module, text, text_pair=None):
+def _backbone_outputs(module, text, text_pair=None):
+    """Embeddings of raw text, with the padding mask that says which positions are tokens."""
     inputs = module.pack_texts(text, text_pair)
     outputs = module._call_model(inputs)
     return {**outputs, "padding_mask": inputs["padding_mask"]}
 
 
-def _classifier(module, text, text_pair=None):
+def classifier_outputs(module, text, text_pair=None):
+    """The most probable label (a name when the module has a label table), its score, all probabilities."""
     logits = module._call_model(module.pack_texts(text, text_pair))
     probabilities = tf.nn.softmax(logits, axis=-1)
     best = tf.argmax(probabilities, axis=-1)
@@ -84,12 +83,13 @@ def _classifier(module, text, text_pair=None):
     return {"probabilities": probabilities, "label": label, "score": tf.reduce_max(probabilities, axis=-1)}
 
 
-def _regressor(module, text, text_pair=None):
+def regressor_outputs(module, text, text_pair=None):
+    """The predicted value of each text (or text pair)."""
     outputs = module._call_model(module.pack_texts(text, text_pair))
     return {"value": outputs[:, 0]}
 
 
-def _token_classifier(module, text):
+def token_classifier_outputs(module, text):
     """Entity spans: each word takes the tag of its first wordpiece; BIO runs become entities.
 
     The same decoding as `TokenClassifierPipeline` and seqeval's default mode:
@@ -103,20 +103,7 @@ def _token_classifier(module, text):
     inputs = module.pack_texts(ids)
     probabilities = tf.nn.softmax(module._call_model(inputs), axis=-1)  # [batch, length, tags]
     batch_size = tf.shape(text, out_type=tf.int64)[0]
-
-    # Words: (batch, words, wordpieces) → the flat index of each word's first
-    # token, and of its last, among the row's tokens; words past the packed
-    # length (truncation) or without tokens are dropped.
-    words = tokenizer.tokenize_words(text)
-    pieces = tf.cast(words.row_lengths(axis=2), tf.int64)  # [batch, (words)]
-    row_of_word = pieces.value_rowids()
-    word_end_in_row = tf.cumsum(pieces, axis=1).flat_values  # exclusive end, per row
-    word_start_in_row = word_end_in_row - pieces.flat_values
-    kept_tokens = tf.cast(tf.reduce_sum(inputs["padding_mask"], axis=-1), tf.int64) - 2
-    keep = (pieces.flat_values > 0) & (word_end_in_row <= tf.gather(kept_tokens, row_of_word))
-    row_of_word = tf.boolean_mask(row_of_word, keep)
-    first = tf.boolean_mask(word_start_in_row, keep)
-    last = tf.boolean_mask(word_end_in_row, keep) - 1
+    row_of_word, first, last = _kept_words(tokenizer.tokenize_words(text), inputs["padding_mask"])
 
     # Tag of each word = argmax at its first wordpiece (+1: after [CLS]).
     word_probabilities = tf.gather_nd(probabilities, tf.stack([row_of_word, first + 1], axis=1))
@@ -127,19 +114,7 @@ def _token_classifier(module, text):
     types = tf.constant([_split_tag(n)[1] for n in names])
     prefix, entity_type = tf.gather(prefixes, tag), tf.gather(types, tag)
 
-    # seqeval: a word starts an entity if B, or I not continuing the same type
-    # in the same row; it continues one if I of the previous word's type.
-    previous_ok = tf.concat([[False], row_of_word[1:] == row_of_word[:-1]], axis=0)
-    previous_prefix = tf.concat([[""], prefix[:-1]], axis=0)
-    previous_type = tf.concat([[""], entity_type[:-1]], axis=0)
-    continues = (
-        previous_ok
-        & (prefix == "I")
-        & ((previous_prefix == "B") | (previous_prefix == "I"))
-        & (previous_type == entity_type)
-    )
-    in_entity = (prefix == "B") | (prefix == "I")
-    begins = in_entity & ~continues
+    in_entity, begins = _entity_words(row_of_word, prefix, entity_type)
     entity_of_word = tf.cumsum(tf.cast(begins, tf.int64)) - 1
     word_in_entity = tf.boolean_mask(entity_of_word, in_entity)
     num_total = tf.reduce_sum(tf.cast(begins, tf.int64))
@@ -177,6 +152,43 @@ def _token_classifier(module, text):
     }
 
 
+def _kept_words(words, padding_mask):
+    """`(row_of_word, first, last)`: each word's row and its first and last token's index in the row.
+
+    `words` is the tokenizer's `(batch, words, wordpieces)` ragged tensor;
+    words past the packed length (truncation) or without tokens are dropped.
+    """
+    pieces = tf.cast(words.row_lengths(axis=2), tf.int64)  # [batch, (words)]
+    row_of_word = pieces.value_rowids()
+    word_end_in_row = tf.cumsum(pieces, axis=1).flat_values  # exclusive end, per row
+    word_start_in_row = word_end_in_row - pieces.flat_values
+    kept_tokens = tf.cast(tf.reduce_sum(padding_mask, axis=-1), tf.int64) - 2
+    keep = (pieces.flat_values > 0) & (word_end_in_row <= tf.gather(kept_tokens, row_of_word))
+    row_of_word = tf.boolean_mask(row_of_word, keep)
+    first = tf.boolean_mask(word_start_in_row, keep)
+    last = tf.boolean_mask(word_end_in_row, keep) - 1
+    return row_of_word, first, last
+
+
+def _entity_words(row_of_word, prefix, entity_type):
+    """`(in_entity, begins)` per word, as seqeval decodes BIO tags.
+
+    A word starts an entity if B, or I not continuing the same type in the
+    same row; it continues one if I of the previous word's type.
+    """
+    previous_ok = tf.concat([[False], row_of_word[1:] == row_of_word[:-1]], axis=0)
+    previous_prefix = tf.concat([[""], prefix[:-1]], axis=0)
+    previous_type = tf.concat([[""], entity_type[:-1]], axis=0)
+    continues = (
+        previous_ok
+        & (prefix == "I")
+        & ((previous_prefix == "B") | (previous_prefix == "I"))
+        & (previous_type == entity_type)
+    )
+    in_entity = (prefix == "B") | (prefix == "I")
+    return in_entity, in_entity & ~continues
+
+
 def _split_tag(name):
     """("B" | "I" | "", type) of a tag name, as `keras_bert.metrics.entities` reads it."""
     if name in ("O", ""):
@@ -187,7 +199,7 @@ def _split_tag(name):
     return prefix, entity_type or "_"
 
 
-def _question_answerer(module, question, context):
+def question_answerer_outputs(module, question, context):
     """The best span of the (first window of the) context, as `QuestionAnswererPipeline` scores spans.
 
     The question keeps its first `max_query_length` tokens and the context
@@ -257,7 +269,7 @@ def _question_answerer(module, question, context):
     }
 
 
-def _multiple_choice(module, context, choices):
+def multiple_choice_outputs(module, context, choices):
     """Pairs (context, choice) packed per choice; the best choice by probability."""
     num_choices = tf.shape(choices)[1]
     packed = module.pack_texts(tf.repeat(context, num_choices), tf.reshape(choices, [-1]))
@@ -271,12 +283,3 @@ def _multiple_choice(module, context, choices):
         "score": tf.reduce_max(probabilities, axis=-1),
     }
 
-
-_TEXT_OUTPUTS = {
-    "backbone": _backbone,
-    "classifier": _classifier,
-    "regressor": _regressor,
-    "token_classifier": _token_classifier,
-    "question_answerer": _question_answerer,
-    "multiple_choice": _multiple_choice,
-}

@@ -191,7 +191,7 @@ def test_regressor_and_pairs_and_backbone(models, served):
 
 @ON_TENSORFLOW_ONLY
 def test_token_classifier_entities_equal_the_python_pipeline(models, served):
-    from keras_bert.pipelines.text_pipelines import TokenClassifierPipeline
+    from keras_bert.pipelines import TokenClassifierPipeline
 
     model = models["token_classifier"]
     out = served["ner"]
@@ -227,7 +227,7 @@ def test_token_classifier_hostile_and_empty_inputs(served):
 
 @ON_TENSORFLOW_ONLY
 def test_question_answerer_equals_the_python_pipeline(models, served):
-    from keras_bert.pipelines.text_pipelines import QuestionAnswererPipeline
+    from keras_bert.pipelines import QuestionAnswererPipeline
 
     out = served["qa"]
     pipeline = QuestionAnswererPipeline(models["question_answerer"], tokenizer(), sequence_length=48)

@@ -10,7 +10,7 @@ import pytest
 from keras_bert import BertClassifier, BertTokenClassifier
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-from keras_bert.pipelines.text_pipelines import TextClassifierPipeline, TokenClassifierPipeline
+from keras_bert.pipelines import TextClassifierPipeline, TokenClassifierPipeline
 from robustness_helpers import FIXTURE_VOCAB
 
 LENGTH = 16

@@ -10,7 +10,7 @@ import pytest
 
 from keras_bert import BertPretrainer
 from keras_bert.jobs.finetune import add_finetune_arguments, finetune, run_finetune
-from keras_bert.pipelines.text_pipelines import load_pipeline
+from keras_bert.pipelines import load_pipeline
 from task_helpers import FIXTURES, tiny_backbone, write
 
 VOCAB = str(FIXTURES / "vocab.txt")

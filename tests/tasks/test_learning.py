@@ -17,7 +17,7 @@ from keras_bert.preprocessing.tasks.classification_data import classification_fe
 from keras_bert.preprocessing.tasks.multiple_choice_data import multiple_choice_features, read_multiple_choice
 from keras_bert.preprocessing.tasks.ner_data import ner_features, ner_label_names, read_conll, word_predictions
 from keras_bert.preprocessing.tasks.squad_data import decode_answers, read_squad, squad_features
-from keras_bert.pipelines.text_pipelines import (
+from keras_bert.pipelines import (
     MultipleChoicePipeline,
     QuestionAnswererPipeline,
     TextClassifierPipeline,

@@ -1,0 +1,60 @@
+"""`keras-bert export`: a model and its tokenizer as a TF SavedModel that takes raw strings.
+
+    keras-bert export runs/sst/model.keras --out saved_models/sst
+    keras-bert export runs/sst --out saved_models/sst      # a finetune folder: its vocab and options
+"""
+
+from keras_bert.cli.errors import UserError
+from keras_bert.cli.model_files import find_model, load_keras_model, load_tokenizer
+from keras_bert.export.saved_model_export import export_saved_model
+from keras_bert.models import BertMaskedLM, BertPretrainer
+from keras_bert.tasks import CLI_NAMES
+
+HELP = "export a model + tokenizer as a TF SavedModel that takes raw strings"
+
+
+def add_export_arguments(parser):
+    """Adds the `keras-bert export` arguments to an argparse (sub)parser."""
+    parser.add_argument("model", help="a .keras file, or a `keras-bert finetune` output folder")
+    parser.add_argument("--out", required=True, help="SavedModel directory to create")
+    parser.add_argument(
+        "--tokenizer",
+        help="vocab.txt, a Hugging Face / TF1 folder, or a .keras file with its .vocab.txt "
+        "(default: the finetune folder's vocab.txt, or the model's sidecar)",
+    )
+    parser.add_argument("--sequence-length", type=int, help="length texts are packed to (default: the run's, else 128)")
+    parser.add_argument("--text-pair", action="store_true", help="classifier on sentence pairs: serve_text takes text_pair")
+    parser.add_argument("--allow-no-answer", action="store_true", help="question answering: answer '' when [CLS] wins")
+    parser.add_argument("--backbone", action="store_true", help="export the backbone of a pretraining model (embeddings)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out directory")
+
+
+def trained_on_pairs(job):
+    """Whether a job record (or None) is of a classifier or regressor fine-tuned on sentence pairs."""
+    if not job or job.get("pair_column") is None:
+        return False
+    task = job.get("task")
+    return CLI_NAMES.get(task, task) in ("classifier", "regressor")
+
+
+def run_export(args):
+    """Exports the model named on the command line; returns the exit status (0)."""
+    model_file, run = find_model(args.model)
+    tokenizer = load_tokenizer(args.tokenizer, model_file, run)
+    model = load_keras_model(model_file)
+    if args.backbone:
+        if not isinstance(model, (BertPretrainer, BertMaskedLM)):
+            raise UserError("--backbone applies to pretraining models (BertPretrainer, BertMaskedLM)")
+        model = model.backbone
+    job = run.job if run is not None else {}
+    export_saved_model(
+        model,
+        args.out,
+        tokenizer,
+        sequence_length=args.sequence_length or job.get("sequence_length"),
+        text_pair=args.text_pair or trained_on_pairs(job),
+        allow_no_answer=args.allow_no_answer or bool(job.get("allow_no_answer")),
+        overwrite=args.overwrite,
+        training_backend=job.get("backend", "unknown (a .keras file does not record it)"),
+    )
+    return 0

@@ -1,0 +1,107 @@
+"""`keras-bert pretrain`: pretrain BERT (MLM + NSP) from text files.
+
+    keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --steps 5000 --out runs/mini [--resume]
+"""
+
+import argparse
+import os
+
+from keras_bert.cli.errors import UserError
+from keras_bert.distribution import STRATEGIES
+from keras_bert.jobs.pretrain import pretrain
+
+HELP = "pretrain BERT (MLM + NSP) from text files"
+
+
+def add_pretrain_arguments(parser):
+    """Adds the `keras-bert pretrain` arguments to an argparse (sub)parser."""
+    parser.add_argument("--corpus", required=True, nargs="+", help="training text files, folders or globs")
+    parser.add_argument("--eval-corpus", nargs="+", help="held-out text files, evaluated at every checkpoint")
+    parser.add_argument("--vocab", required=True, help="vocab.txt (see `keras-bert vocab`)")
+    parser.add_argument("--cased", action="store_true", help="the vocabulary is cased")
+    parser.add_argument("--size", default="mini", help="tiny, mini, small, medium, base or large (default mini)")
+    parser.add_argument("--sequence-length", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--masking", choices=["token", "whole-word"], default="token")
+    parser.add_argument("--mode", choices=["dynamic", "static"], default="dynamic", help="masks per epoch or TFRecords")
+    parser.add_argument("--dupe-factor", type=int, default=5, help="static mode: passes over the corpus")
+    parser.add_argument(
+        "--pack-sequences",
+        action="store_true",
+        help="pack several short sentence pairs into each row (less padding; attention stays within each pair)",
+    )
+    parser.add_argument(
+        "--max-sequences-per-pack", type=int, default=3, help="with --pack-sequences: most pairs per row (default 3)"
+    )
+    parser.add_argument("--optimizer", choices=["adamw", "lamb"], default="adamw")
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--warmup-steps", type=int, help="default: 10%% of --steps")
+    parser.add_argument("--grad-accumulation", type=int, help="apply the update every N batches")
+    parser.add_argument("--checkpoint-every", type=int, help="steps between checkpoints (must divide --steps)")
+    parser.add_argument("--eval-batches", type=int, default=20)
+    parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--mixed-precision", choices=["bfloat16", "float16"], help="mixed precision policy")
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="none",
+        help="mirrored / multi-worker (TF_CONFIG) / tpu on KERAS_BACKEND=tensorflow; data-parallel / "
+        "model-parallel on KERAS_BACKEND=jax; torch trains on one device. --batch-size is the global batch.",
+    )
+    parser.add_argument("--mesh", type=mesh_shape, help="model-parallel device mesh DATAxMODEL, e.g. 2x2")
+    parser.add_argument("--tpu", help="--strategy tpu: 'local' (default: Colab, TPU VMs) or a TPU name/address")
+    parser.add_argument("--steps-per-execution", type=int, default=1, help="steps per compiled call (raise on TPUs)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
+    parser.add_argument("--no-tensorboard", action="store_true")
+    parser.add_argument("--out", required=True, help="output folder")
+
+
+def mesh_shape(text):
+    """"2x4" -> (2, 4): the (data, model) shape of a model-parallel device mesh."""
+    parts = text.lower().split("x")
+    if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected DATAxMODEL such as 2x2, got {text!r}")
+    return tuple(int(p) for p in parts)
+
+
+def run_pretrain(args):
+    """Runs `keras_bert.jobs.pretrain.pretrain` with parsed arguments and prints its summary; returns 0."""
+    if not os.path.isfile(args.vocab):
+        raise UserError(f"--vocab: no such file: {args.vocab}")
+    summary = pretrain(
+        corpus=args.corpus,
+        vocabulary=args.vocab,
+        output_dir=args.out,
+        size=args.size,
+        sequence_length=args.sequence_length,
+        batch_size=args.batch_size,
+        steps=args.steps,
+        masking=args.masking,
+        mode=args.mode,
+        dupe_factor=args.dupe_factor,
+        optimizer=args.optimizer,
+        learning_rate=args.learning_rate,
+        weight_decay=args.weight_decay,
+        warmup_steps=args.warmup_steps,
+        gradient_accumulation_steps=args.grad_accumulation,
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
+        seed=args.seed,
+        eval_corpus=args.eval_corpus,
+        eval_batches=args.eval_batches,
+        lowercase=not args.cased,
+        dropout=args.dropout,
+        dtype=f"mixed_{args.mixed_precision}" if args.mixed_precision else None,
+        tensorboard=not args.no_tensorboard,
+        strategy=args.strategy,
+        mesh_shape=args.mesh,
+        tpu=args.tpu,
+        steps_per_execution=args.steps_per_execution,
+        pack_sequences=args.pack_sequences,
+        max_sequences_per_pack=args.max_sequences_per_pack,
+    )
+    print(summary)
+    return 0

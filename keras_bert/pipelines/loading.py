@@ -1,0 +1,63 @@
+"""Finding the pipeline of a model or of a fine-tuning run, through the task registry.
+
+    keras_bert.predict_text(tagger, tokenizer, "Ada Lovelace was born in London.")
+    keras_bert.load_pipeline("runs/sst")(["..."])  # a `keras-bert finetune` output folder
+"""
+
+import keras
+
+import keras_bert.models  # noqa: F401  (registers the model classes for load_model)
+from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+from keras_bert.run_folders import read_run_folder
+from keras_bert.tasks import get_task, task_for_model
+
+
+def pipeline_for(model, tokenizer, **kwargs):
+    """The pipeline that fits `model` (classifier, regressor, tagger, question answerer, multiple choice).
+
+    Raises:
+        ValueError: `model` is not a keras_bert task model.
+    """
+    task = task_for_model(model)
+    if task is None:
+        raise ValueError(f"No text pipeline for a {type(model).__name__}; expected one of the keras_bert task models.")
+    return task.load("pipeline")(model, tokenizer, **kwargs)
+
+
+def predict_text(model, tokenizer, *inputs, **kwargs):
+    """Runs `pipeline_for(model, tokenizer, **kwargs)` on `inputs` once.
+
+    Examples:
+    ```python
+    predict_text(classifier, tokenizer, ["great film", "dull"])
+    predict_text(qa_model, tokenizer, "Who wrote it?", "It was written by Ada.")
+    predict_text(choice_model, tokenizer, "She opened the umbrella", ["because it rained.", "to eat it."])
+    ```
+    """
+    return pipeline_for(model, tokenizer, **kwargs)(*inputs)
+
+
+def load_pipeline(folder, **kwargs):
+    """The pipeline of a `keras-bert finetune` output folder (model.keras, vocab.txt, finetune.json).
+
+    Args:
+        folder: the `--out` folder of a fine-tuning run.
+        **kwargs: pipeline arguments overriding the run's (e.g. `batch_size`).
+
+    Raises:
+        FileNotFoundError: `folder` is not a fine-tuning run's folder.
+    """
+    run = read_run_folder(folder)
+    if run is None or run.kind != "finetune" or run.vocab_file is None:
+        raise FileNotFoundError(
+            f"{folder}: not a `keras-bert finetune` output folder (it needs model.keras, vocab.txt and finetune.json)"
+        )
+    job = run.job
+    task = get_task(job["task"])  # "qa" in older records, "question_answerer" in newer ones
+    model = keras.saving.load_model(run.model_file)
+    tokenizer = BertTokenizer(run.vocab_file, lowercase=job["lowercase"])
+    options = {"sequence_length": job["sequence_length"]}
+    if task.name == "question_answerer":
+        options.update(doc_stride=job["doc_stride"], allow_no_answer=job["allow_no_answer"])
+    options.update(kwargs)
+    return task.load("pipeline")(model, tokenizer, **options)
