@@ -15,6 +15,7 @@ import os
 import sys
 
 from keras_bert.cli.errors import UserError
+from keras_bert.tasks import get_task
 
 # Fields of one input line, by task (the SavedModel's `serve_text` inputs).
 _FIELDS = {
@@ -101,6 +102,11 @@ def _load_keras_model(model_file):
         raise UserError(f"{model_file}: cannot load the model: {' '.join(str(error).split())[:300]}") from None
 
 
+def _is_text_classification(task):
+    """Whether a finetune record's `task` (registry name, or the CLI word of older records) classifies texts."""
+    return task is not None and get_task(task).name in ("classifier", "regressor")
+
+
 def run_export(args):
 
     from keras_bert.export.saved_model_export import export_saved_model
@@ -119,7 +125,7 @@ def run_export(args):
         args.out,
         tokenizer,
         sequence_length=args.sequence_length or job.get("sequence_length"),
-        text_pair=args.text_pair or bool(job.get("pair_column") is not None and job.get("task") in ("classify", "regress")),
+        text_pair=args.text_pair or (job.get("pair_column") is not None and _is_text_classification(job.get("task"))),
         allow_no_answer=args.allow_no_answer or bool(job.get("allow_no_answer")),
         overwrite=args.overwrite,
         training_backend=job.get("backend", "unknown (a .keras file does not record it)"),

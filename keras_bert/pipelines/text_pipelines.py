@@ -25,6 +25,7 @@ import os
 import numpy as np
 
 from keras_bert.metrics.entities import get_entities
+from keras_bert.tasks import get_task
 
 
 # Dynamic padding rounds each batch's length up to a multiple of this.
@@ -428,7 +429,7 @@ def load_pipeline(folder, **kwargs):
     model = keras.saving.load_model(os.path.join(folder, "model.keras"))
     tokenizer = BertTokenizer(os.path.join(folder, "vocab.txt"), lowercase=job["lowercase"])
     options = {"sequence_length": job["sequence_length"]}
-    if job["task"] == "qa":
+    if get_task(job["task"]).name == "question_answerer":  # older records name the task by its CLI word
         options.update(doc_stride=job["doc_stride"], allow_no_answer=job["allow_no_answer"])
     options.update(kwargs)
     return pipeline_for(model, tokenizer, **options)
