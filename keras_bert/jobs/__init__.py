@@ -1,1 +1,1 @@
-"""."""
+"""Training jobs: `pretrain`, `finetune`, and the `JobRunner` (build or resume, checkpoints, atomic save) they share."""

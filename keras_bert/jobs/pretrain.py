@@ -1,8 +1,9 @@
 """The pretraining job behind `keras-bert pretrain`: text files in, a pretrained BERT out.
 
-Everything here composes public pieces: `BertTokenizer`, `pretraining_dataset`,
-`BertBackbone.from_size`, `BertPretrainer`, `create_optimizer`, and the
-resumable checkpoints of `keras_bert.jobs.checkpointing`.
+Everything here composes public pieces: `BertTokenizer`, `pretraining_dataset`
+(shaped by a `PretrainingDataConfig`), `BertBackbone.from_size`,
+`BertPretrainer`, `create_optimizer`, and the `JobRunner` that builds or
+resumes, checkpoints and saves every job.
 
 Output folder layout:
     model.keras          the final BertPretrainer (its `.backbone` is the encoder)
@@ -13,26 +14,22 @@ Output folder layout:
     checkpoints/         the latest resumable checkpoint
 """
 
-import json
 import os
-import shutil
-import tempfile
 import time
 
 import keras
 
-from keras_bert.jobs.checkpointing import (
-    NonFiniteLossGuard,
-    ResumableCheckpoint,
-    has_checkpoint,
-    load_checkpoint,
-    save_model_atomic,
-    write_atomic_json,
-)
-from keras_bert.distribution import data_parallel_size, is_chief, prepare_dataset, resolve_strategy, strategy_scope
+from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy
+from keras_bert.jobs.runner import JobRunner
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.optimizers import create_optimizer
+
+# Job arguments a resumed run must share with its checkpoint (besides every
+# data option but where static TFRecords go): anything else would silently
+# continue a different training.
+_RESUME_KEYS = ("corpus", "size", "steps", "optimizer", "learning_rate", "weight_decay", "warmup_steps",
+                "gradient_accumulation_steps", "checkpoint_every", "lowercase", "dropout", "dtype")
 
 
 def default_checkpoint_every(steps):
@@ -61,40 +58,14 @@ def heldout_baselines(dataset):
 
 
 def pretrain(
-    corpus,
-    vocabulary,
-    output_dir,
-    size="mini",
-    sequence_length=128,
-    batch_size=32,
-    steps=1000,
-    masking="token",
-    mode="dynamic",
-    dupe_factor=5,
-    optimizer="adamw",
-    learning_rate=1e-4,
-    weight_decay=0.01,
-    warmup_steps=None,
-    gradient_accumulation_steps=None,
-    checkpoint_every=None,
-    resume=False,
-    seed=0,
-    eval_corpus=None,
-    eval_batches=20,
-    lowercase=True,
-    dropout=0.1,
-    dtype=None,
-    strategy=None,
-    mesh_shape=None,
-    tpu=None,
-    steps_per_execution=1,
-    tensorboard=True,
-    verbose=1,
-    callbacks=(),
-    document_boundary="chapter",
-    line_format="wrapped",
-    pack_sequences=False,
-    max_sequences_per_pack=3,
+    corpus, vocabulary, output_dir, data=None, *,
+    size="mini", lowercase=True, dropout=0.1, dtype=None,
+    steps=1000, optimizer="adamw", learning_rate=1e-4, weight_decay=0.01, warmup_steps=None,
+    gradient_accumulation_steps=None, seed=None,
+    checkpoint_every=None, resume=False, eval_corpus=None, eval_batches=20,
+    strategy=None, mesh_shape=None, tpu=None, steps_per_execution=1,
+    tensorboard=True, verbose=1, callbacks=(),
+    **data_options,
 ):
     """Pretrains a BERT with MLM + NSP from text files.
 
@@ -102,21 +73,22 @@ def pretrain(
         corpus: text files (a path, glob, folder, or list of them).
         vocabulary: path of a vocab.txt (see `keras-bert vocab`).
         output_dir: where the model, logs and checkpoints go.
+        data: a `PretrainingDataConfig`: how the text becomes batches
+            (default: its defaults; see `**data_options`).
         size: named BERT size ("tiny", "mini", ..., "large").
-        sequence_length, batch_size: example shape; `batch_size` is the global
-            batch, split evenly across the data-parallel replicas of `strategy`.
         steps: training batches in all (with gradient accumulation, every N of them make one update).
-        masking: "token" or "whole-word".
-        mode: "dynamic" (masks drawn anew every epoch) or "static" (TFRecords).
-        dupe_factor: static mode only.
         optimizer: "adamw" or "lamb".
         learning_rate, weight_decay: peak rate and decoupled decay.
         warmup_steps: linear warmup (default 10% of `steps`), then linear decay to 0.
         gradient_accumulation_steps: optional; apply the update every N batches.
         checkpoint_every: steps between checkpoints and held-out evaluations;
             must divide `steps` (default: `default_checkpoint_every(steps)`).
-        resume: continue from the checkpoint in `output_dir/checkpoints`.
-        seed: seeds the model, dropout and the data; same seed, same run.
+        resume: continue from the checkpoint in `output_dir/checkpoints`; the
+            run must have the same arguments as the checkpoint's (anything
+            that changes the training: size, data options, steps, optimizer,
+            learning rate, seed, ...), else ValueError names the differences.
+        seed: seeds the model, dropout and the data; same seed, same run
+            (default: `data.seed`, 0 unless set).
         eval_corpus: held-out text files, evaluated at every checkpoint.
         eval_batches: how many held-out batches to evaluate.
         lowercase: the vocabulary is uncased.
@@ -135,21 +107,78 @@ def pretrain(
         tensorboard: write TensorBoard logs.
         verbose: 1 for progress bars and summaries, 0 for silence.
         callbacks: extra Keras callbacks.
-        document_boundary: how the corpus splits into documents (see `read_documents`).
-        line_format: how lines make sentences (see `read_documents`).
-        pack_sequences: pack up to `max_sequences_per_pack` short pairs into
-            each row, training and held-out data alike (less compute spent on
-            padding; see `pretraining_dataset`). The backbone is built with
-            `packed_inputs=True`; its weights load unpacked for fine-tuning.
-        max_sequences_per_pack: the most pairs in one packed row.
+        **data_options: `PretrainingDataConfig` fields, replacing those of
+            `data`: `sequence_length`, `batch_size` (the global batch, split
+            evenly across the data-parallel replicas of `strategy`),
+            `masking` ("token" or "whole-word"), `mode` ("dynamic": masks
+            drawn anew every epoch; "static": TFRecords), `dupe_factor`,
+            `document_boundary`, `line_format`, `pack_sequences` (pack up to
+            `max_sequences_per_pack` short pairs into each row, training and
+            held-out data alike; the backbone is then built with
+            `packed_inputs=True` and its weights load unpacked for
+            fine-tuning), `max_sequences_per_pack`, ...
 
     Returns:
         dict with the final training and held-out metrics, the baselines, and the wall time.
     """
-    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-    from keras_bert.preprocessing.pretraining import pretraining_dataset
-    from keras_bert.preprocessing.vocabulary import write_vocabulary
+    started = time.time()
+    checkpoint_every = _validate_steps(steps, checkpoint_every)
+    warmup_steps = int(0.1 * steps) if warmup_steps is None else warmup_steps
+    config = _data_config(data, data_options, seed)
+    # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures
+    # the runtime for the cluster when it is created.
+    distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
+    replicas = _check_batch_split(config.batch_size, distributed)
+    updates = dict(
+        learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=warmup_steps,
+        gradient_accumulation_steps=gradient_accumulation_steps,
+    )
+    job = dict(
+        corpus=str(corpus), eval_corpus=str(eval_corpus) if eval_corpus else None, size=size, steps=steps,
+        optimizer=optimizer, **updates, checkpoint_every=checkpoint_every, lowercase=lowercase, dropout=dropout,
+        dtype=str(dtype) if dtype else None, backend=keras.backend.backend(),
+        strategy=strategy if strategy is None or isinstance(strategy, str) else type(strategy).__name__,
+        mesh_shape=list(mesh_shape) if mesh_shape else None, data_parallel_size=replicas,
+        **_recorded_data_options(config),
+    )
+    data_keys = tuple(k for k in _recorded_data_options(config) if k != "tfrecords_dir")
+    runner = JobRunner(
+        output_dir, job, _RESUME_KEYS + data_keys, resume=resume, strategy=distributed, tensorboard=tensorboard,
+        callbacks=callbacks, verbose=verbose,
+    )
 
+    keras.utils.set_random_seed(config.seed)
+    tokenizer = _tokenizer(vocabulary, lowercase)
+    model = runner.build_or_resume(
+        lambda: _build_pretrainer(
+            size, tokenizer.vocabulary_size(), config, dropout, dtype,
+            create_optimizer(optimizer, total_steps=steps, **updates), steps_per_execution,
+        )
+    )
+    train, validation, baselines = _datasets(
+        corpus, eval_corpus, eval_batches, tokenizer, config, runner.start_step, distributed, verbose
+    )
+    history = runner.fit(
+        model, train, epochs=steps // checkpoint_every, steps_per_epoch=checkpoint_every, validation_data=validation
+    )
+    runner.save(model, tokenizer.get_vocabulary())
+    summary = {
+        "final_metrics": {k: values[-1] for k, values in history.items()},
+        "baselines": baselines,
+        "wall_seconds": round(time.time() - started, 1),
+        "steps": steps,
+        "resumed_from_step": runner.start_step,
+    }
+    runner.write_json("config.json", {"backbone": model.backbone.get_config(), "job": job, **summary})
+    runner.finish()
+    if verbose and runner.chief:
+        _report(summary, os.path.join(output_dir, "model.keras"))
+    return summary
+
+
+# --------------------------------------------------------------------------- phases
+def _validate_steps(steps, checkpoint_every):
+    """`checkpoint_every` (defaulted), after checking that it divides a positive `steps`."""
     if not isinstance(steps, int) or steps < 1:
         raise ValueError(f"`steps` must be a positive int. Received: steps={steps!r}")
     checkpoint_every = checkpoint_every or default_checkpoint_every(steps)
@@ -158,142 +187,81 @@ def pretrain(
             f"`checkpoint_every` must divide `steps` (checkpoints close epochs). Received: "
             f"checkpoint_every={checkpoint_every}, steps={steps}"
         )
-    warmup_steps = int(0.1 * steps) if warmup_steps is None else warmup_steps
-    # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures
-    # the runtime for the cluster when it is created.
-    distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
+    return checkpoint_every
+
+
+def _data_config(data, data_options, seed):
+    """`data` (or the default `PretrainingDataConfig`) with `data_options` and `seed` applied."""
+    # defers TensorFlow: importing keras_bert.preprocessing imports the tokenizer's tensorflow_text.
+    from keras_bert.preprocessing.pretraining.config import PretrainingDataConfig
+
+    config = (data or PretrainingDataConfig()).replace(**data_options)
+    return config if seed is None else config.replace(seed=seed)
+
+
+def _recorded_data_options(config):
+    """The data options as config.json records them; `output_dir` is where static TFRecords go."""
+    options = config.to_dict()
+    options["tfrecords_dir"] = options.pop("output_dir")
+    return options
+
+
+def _check_batch_split(batch_size, distributed):
+    """The number of data-parallel replicas, after checking that they split `batch_size` evenly."""
     replicas = data_parallel_size(distributed)
     if batch_size % replicas:
         raise ValueError(
             f"`batch_size` is the global batch and must split evenly over the {replicas} data-parallel "
             f"replicas. Received: batch_size={batch_size}"
         )
-    # Only the chief writes to output_dir. Saving runs collective ops under
-    # MultiWorkerMirroredStrategy, so the other workers save too, into a
-    # temporary folder deleted at the end (tf.distribute's pattern for this).
-    chief = is_chief()
-    write_dir = output_dir if chief else tempfile.mkdtemp(prefix="keras_bert_worker_")
-    os.makedirs(write_dir, exist_ok=True)
-    checkpoint_dir = os.path.join(output_dir, "checkpoints")
-    started = time.time()
+    return replicas
 
-    keras.utils.set_random_seed(seed)
-    tokenizer = BertTokenizer(vocabulary, lowercase=lowercase)
-    data_options = dict(
-        tokenizer=tokenizer,
-        sequence_length=sequence_length,
-        batch_size=batch_size,
-        masking=masking,
-        document_boundary=document_boundary,
-        line_format=line_format,
-        verbose=verbose,
+
+def _tokenizer(vocabulary, lowercase):
+    # defers TensorFlow: the tokenizer is tensorflow_text's.
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+
+    return BertTokenizer(vocabulary, lowercase=lowercase)
+
+
+def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution):
+    """A new, compiled `BertPretrainer` of `size` for batches shaped by `config`."""
+    backbone = BertBackbone.from_size(
+        size,
+        vocabulary_size=vocabulary_size,
+        max_sequence_length=max(512, config.sequence_length),
+        dropout=dropout,
+        dtype=dtype,
+        packed_inputs=config.pack_sequences,
     )
-    if pack_sequences:
-        data_options.update(pack_sequences=True, max_sequences_per_pack=max_sequences_per_pack)
+    model = BertPretrainer(backbone)
+    model.compile(optimizer=optimizer, steps_per_execution=steps_per_execution)
+    return model
 
-    start_step = 0
-    with strategy_scope(distributed):
-        if resume and has_checkpoint(checkpoint_dir):
-            model, state = load_checkpoint(checkpoint_dir)
-            start_step = state["step"]
-            if verbose:
-                print(f"Resuming from step {start_step} of {steps} ({checkpoint_dir})")
-        else:
-            if resume and verbose:
-                print(f"No checkpoint in {checkpoint_dir}: starting from scratch.")
-            backbone = BertBackbone.from_size(
-                size,
-                vocabulary_size=tokenizer.vocabulary_size(),
-                max_sequence_length=max(512, sequence_length),
-                dropout=dropout,
-                dtype=dtype,
-                packed_inputs=pack_sequences,
-            )
-            model = BertPretrainer(backbone)
-            model.compile(
-                optimizer=create_optimizer(
-                    optimizer,
-                    learning_rate=learning_rate,
-                    weight_decay=weight_decay,
-                    warmup_steps=warmup_steps,
-                    total_steps=steps,
-                    gradient_accumulation_steps=gradient_accumulation_steps,
-                ),
-                steps_per_execution=steps_per_execution,
-            )
 
+def _datasets(corpus, eval_corpus, eval_batches, tokenizer, config, start_step, distributed, verbose):
+    """`(train, validation or None, held-out baselines)`, ready for `fit` under `distributed`."""
     # The data position is part of the state: a resumed run skips the batches
     # already trained on, and the seeded pipeline yields the same ones again.
-    train = pretraining_dataset(corpus, mode=mode, dupe_factor=dupe_factor, seed=seed, **data_options)
+    # defers TensorFlow: the pretraining data pipeline is tf.data.
+    from keras_bert.preprocessing.pretraining.dataset import pretraining_dataset
+
+    train = pretraining_dataset(corpus, tokenizer, config, verbose=verbose)
     train = prepare_dataset(train.repeat().skip(start_step).prefetch(4), distributed)
-    validation, baselines = None, {}
-    if eval_corpus:
-        validation = pretraining_dataset(
-            eval_corpus, mode="dynamic", seed=f"{seed}:eval", resample_pairs_each_epoch=False, shuffle=False,
-            **data_options,
+    if not eval_corpus:
+        return train, None, {}
+    heldout = config.replace(mode="dynamic", resample_pairs_each_epoch=False, shuffle=False, seed=f"{config.seed}:eval")
+    validation = pretraining_dataset(eval_corpus, tokenizer, heldout, verbose=verbose)
+    validation = prepare_dataset(validation.take(eval_batches).cache(), distributed)
+    return train, validation, heldout_baselines(validation)
+
+
+def _report(summary, model_path):
+    final, baselines = summary["final_metrics"], summary["baselines"]
+    print(f"Saved {model_path} after {summary['wall_seconds']} s")
+    if "val_mlm_accuracy" in final:
+        print(
+            f"held-out MLM accuracy {final['val_mlm_accuracy']:.3f} (most-frequent-token baseline "
+            f"{baselines['val_mlm_accuracy_most_frequent_token']:.3f}); held-out NSP accuracy "
+            f"{final['val_nsp_accuracy']:.3f} (majority-label baseline {baselines['val_nsp_accuracy_majority_label']:.3f})"
         )
-        validation = prepare_dataset(validation.take(eval_batches).cache(), distributed)
-        baselines = heldout_baselines(validation)
-
-    job = dict(
-        corpus=str(corpus), eval_corpus=str(eval_corpus) if eval_corpus else None, size=size,
-        sequence_length=sequence_length, batch_size=batch_size, steps=steps, masking=masking, mode=mode,
-        optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=warmup_steps,
-        gradient_accumulation_steps=gradient_accumulation_steps, checkpoint_every=checkpoint_every, seed=seed,
-        lowercase=lowercase, dropout=dropout, dtype=str(dtype) if dtype else None, backend=keras.backend.backend(),
-        strategy=strategy if strategy is None or isinstance(strategy, str) else type(strategy).__name__,
-        mesh_shape=list(mesh_shape) if mesh_shape else None, data_parallel_size=replicas,
-    )
-    if pack_sequences:
-        job.update(pack_sequences=True, max_sequences_per_pack=max_sequences_per_pack)
-    all_callbacks = [
-        # The guard raises at the end of a non-finite step, before the epoch-end
-        # checkpoint could save the broken weights.
-        NonFiniteLossGuard(checkpoint_dir, checkpoint_every),
-        ResumableCheckpoint(os.path.join(write_dir, "checkpoints"), checkpoint_every, extra={"job": job}),
-        keras.callbacks.CSVLogger(os.path.join(write_dir, "history.csv"), append=start_step > 0),
-        *callbacks,
-    ]
-    if tensorboard:
-        all_callbacks.append(keras.callbacks.TensorBoard(os.path.join(write_dir, "logs")))
-
-    history = {}
-    epochs = steps // checkpoint_every
-    if start_step < steps:
-        with strategy_scope(distributed):
-            result = model.fit(
-                train,
-                epochs=epochs,
-                steps_per_epoch=checkpoint_every,
-                initial_epoch=start_step // checkpoint_every,
-                validation_data=validation,
-                callbacks=all_callbacks,
-                verbose=verbose,
-            )
-        history = {k: [float(v) for v in values] for k, values in result.history.items()}
-
-    save_model_atomic(model, os.path.join(write_dir, "model.keras"))
-    write_vocabulary(tokenizer.get_vocabulary(), os.path.join(write_dir, "vocab.txt"))
-    final = {k: values[-1] for k, values in history.items()}
-    summary = {
-        "final_metrics": final,
-        "baselines": baselines,
-        "wall_seconds": round(time.time() - started, 1),
-        "steps": steps,
-        "resumed_from_step": start_step,
-    }
-    write_atomic_json(
-        {"backbone": model.backbone.get_config(), "job": job, **summary},
-        os.path.join(write_dir, "config.json"),
-    )
-    if not chief:
-        shutil.rmtree(write_dir, ignore_errors=True)
-    if verbose and chief:
-        print(f"Saved {os.path.join(output_dir, 'model.keras')} after {summary['wall_seconds']} s")
-        if "val_mlm_accuracy" in final:
-            print(
-                f"held-out MLM accuracy {final['val_mlm_accuracy']:.3f} (most-frequent-token baseline "
-                f"{baselines['val_mlm_accuracy_most_frequent_token']:.3f}); held-out NSP accuracy "
-                f"{final['val_nsp_accuracy']:.3f} (majority-label baseline {baselines['val_nsp_accuracy_majority_label']:.3f})"
-            )
-    return summary

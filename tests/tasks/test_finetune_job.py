@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from keras_bert import BertPretrainer
-from keras_bert.jobs.finetune import add_finetune_arguments, finetune, run_finetune
+from keras_bert.metrics.entities import get_entities
+from keras_bert.jobs.finetune import finetune
 from keras_bert.pipelines import load_pipeline
 from task_helpers import FIXTURES, tiny_backbone, write
 
@@ -21,6 +22,9 @@ PLUMBING = "job plumbing is backend-independent; the heads train on every backen
 
 
 def parse(argv):
+    # The CLI's argparse lives in keras_bert.cli.finetune; the job tests below call `finetune` directly.
+    from keras_bert.cli.finetune import add_finetune_arguments
+
     parser = argparse.ArgumentParser(prog="keras-bert finetune")
     add_finetune_arguments(parser)
     return parser.parse_args(argv)
@@ -39,6 +43,8 @@ def init_files(tmp_path_factory):
 
 
 def test_cli_pair_classification_end_to_end(init_files, tmp_path):
+    from keras_bert.cli.finetune import run_finetune
+
     out = tmp_path / "run"
     args = parse([
         "--task", "classify", "--init", str(init_files / "backbone.keras"),
@@ -77,8 +83,16 @@ def test_ner_job_from_a_pretrainer_file(init_files, tmp_path):
     assert {"precision", "recall", "f1", "word_accuracy"} <= set(summary["metrics"])
     model = keras.saving.load_model(tmp_path / "model.keras")
     assert model.label_names == json.loads((tmp_path / "labels.json").read_text())
-    entities = load_pipeline(tmp_path)("anna lives in paris .")
-    assert isinstance(entities, list)
+    # The folder's pipeline, on raw text, finds the entities the job predicted for the same held-out sentences.
+    pipeline = load_pipeline(tmp_path)
+    rows = [json.loads(line) for line in (tmp_path / "eval_predictions.jsonl").read_text().splitlines()]
+    with_entities = [r for r in rows if get_entities(r["predicted"]) and len(r["words"]) <= 20]
+    assert with_entities, "the fixture run predicts entities on the held-out file"
+    for row in with_entities:
+        expected = [(kind, " ".join(row["words"][a : b + 1])) for kind, a, b in get_entities(row["predicted"])]
+        found = pipeline(" ".join(row["words"]))
+        assert [(e["type"], e["text"]) for e in found] == expected
+        assert all(0.0 < e["score"] <= 1.0 for e in found)
 
 
 @pytest.mark.only_backend("torch", reason=PLUMBING)
@@ -131,11 +145,14 @@ def test_job_errors_are_clear_and_early(init_files, tmp_path):
         finetune("classify", backbone, tmp_path / "missing.tsv", tmp_path / "d", verbose=0)
     with pytest.raises(FileNotFoundError, match="no such file or folder"):
         finetune("classify", tmp_path / "nothing_here", FIXTURES / "classify_train.tsv", tmp_path / "e", verbose=0)
-    with pytest.raises(SystemExit):
-        parse(["--task", "summarize", "--init", "x", "--train", "y", "--out", "z"])
     wrong_vocab = write(tmp_path / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nfilm\n")
     with pytest.raises(ValueError, match="has 6 tokens but the model's embedding has"):
         finetune("classify", backbone, FIXTURES / "classify_train.tsv", tmp_path / "f", vocab=wrong_vocab, verbose=0)
+
+
+def test_cli_rejects_an_unknown_task():
+    with pytest.raises(SystemExit):
+        parse(["--task", "summarize", "--init", "x", "--train", "y", "--out", "z"])
 
 
 @pytest.mark.only_backend("tensorflow", reason="loading a real Hugging Face folder is backend-independent "

@@ -1,0 +1,100 @@
+"""Where a fine-tuning run starts: the backbone and tokenizer named by `--init`.
+
+`--init` is a Hugging Face BERT folder, a `.keras` file holding a
+`BertBackbone` or any model with a `.backbone` (a `BertPretrainer` from
+`keras-bert pretrain`, a fine-tuned model), any other checkpoint
+`BertBackbone.from_pretrained` reads, or a size name ("tiny", "mini", ...) for
+a randomly initialised BERT (which needs a vocabulary).
+"""
+
+import os
+
+from keras_bert.converters.checkpoint import load_keras_backbone
+from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.bert_sizes import BERT_SIZES
+from keras_bert.run_folders import read_job_record
+
+
+def load_init(init, vocab=None, lowercase=None, dropout=0.1, max_sequence_length=512):
+    """The backbone and tokenizer a fine-tuning run starts from.
+
+    Args:
+        init: a checkpoint folder or file (Hugging Face folder, `.keras`
+            file, or whatever `BertBackbone.from_pretrained` reads), or a
+            size name ("tiny", ..., "large") for random initialisation.
+        vocab: a vocab.txt; default: the one in the checkpoint folder (or beside the `.keras` file).
+        lowercase: the vocabulary is uncased; default: the checkpoint's
+            tokenizer_config.json, the pretraining job's record, or True.
+        dropout: backbone dropout during fine-tuning (None keeps the checkpoint's).
+        max_sequence_length: positions of a randomly initialised backbone.
+
+    Returns:
+        `(backbone, tokenizer, description)`.
+    """
+    # defers TensorFlow: the tokenizer is tensorflow_text's.
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+
+    init = os.fspath(init)
+    if not os.path.exists(init) and init in BERT_SIZES:
+        if vocab is None:
+            raise ValueError(f"--init {init} starts from random weights and needs --vocab.")
+        tokenizer = BertTokenizer(vocab, lowercase=True if lowercase is None else lowercase)
+        backbone = BertBackbone.from_size(
+            init, vocabulary_size=tokenizer.vocabulary_size(), max_sequence_length=max_sequence_length,
+            dropout=0.1 if dropout is None else dropout,
+        )
+        return backbone, tokenizer, f"random {init} BERT"
+    if not os.path.exists(init):
+        raise FileNotFoundError(f"--init {init}: no such file or folder (nor a size name: {sorted(BERT_SIZES)})")
+    folder = init if os.path.isdir(init) else os.path.dirname(os.path.abspath(init))
+    if init.endswith(".keras") and os.path.isfile(init):
+        backbone = _with_dropout(_keras_backbone(init), dropout)
+        description = f".keras file {init}"
+        if lowercase is None:
+            lowercase = _recorded_lowercase(folder)
+    else:
+        kwargs = {} if dropout is None else {"dropout": dropout}
+        backbone = BertBackbone.from_pretrained(init, **kwargs)
+        description = f"checkpoint {init}"
+    vocab = vocab or os.path.join(folder, "vocab.txt")
+    if not os.path.isfile(vocab):
+        raise FileNotFoundError(f"No vocab.txt for --init {init} (looked for {vocab}); pass --vocab.")
+    options = {} if lowercase is None else {"lowercase": lowercase}
+    tokenizer = BertTokenizer.from_pretrained(vocab, **options)
+    if tokenizer.vocabulary_size() != backbone.vocabulary_size:
+        raise ValueError(
+            f"{vocab} has {tokenizer.vocabulary_size()} tokens but the model's embedding has "
+            f"{backbone.vocabulary_size} rows: not the model's vocabulary."
+        )
+    return backbone, tokenizer, description
+
+
+def _keras_backbone(path):
+    try:
+        return load_keras_backbone(path)[1]
+    except ValueError as error:
+        raise ValueError(f"--init: {error}") from None
+
+
+def _with_dropout(backbone, dropout):
+    """`backbone` with `dropout`, and unpacked: task heads take one example per row."""
+    packed = getattr(backbone, "packed_inputs", False)
+    if (dropout is None or backbone.dropout == dropout) and not packed:
+        return backbone
+    config = {**backbone.get_config(), "packed_inputs": False}
+    if dropout is not None:
+        config["dropout"] = dropout
+    rebuilt = BertBackbone.from_config(config)
+    rebuilt.set_weights(backbone.get_weights())
+    return rebuilt
+
+
+def _recorded_lowercase(folder):
+    """`lowercase` recorded by the keras-bert job whose record is in `folder`, if any."""
+    try:
+        _, job = read_job_record(folder)
+    except ValueError:  # an unreadable record beside the .keras file says nothing about its casing
+        return None
+    if job is None or "lowercase" not in job:
+        return None
+    return bool(job["lowercase"])

@@ -1,0 +1,193 @@
+"""What every training job shares: build or resume a model, fit it with resumable checkpoints, save it.
+
+`pretrain` and `finetune` each read as a list of phases; the phases they
+have in common live here, in `JobRunner`, so both resume, log and save the
+same way:
+
+    runner = JobRunner(output_dir, job, resume_keys, resume=resume, strategy=strategy)
+    model = runner.build_or_resume(build_and_compile)      # a checkpoint of the same job, or a new model
+    history = runner.fit(model, batches, epochs=..., steps_per_epoch=...)
+    runner.save(model, tokenizer.get_vocabulary())         # model.keras, vocab.txt
+    runner.write_json("config.json", record)               # the job record, written last
+    runner.finish()
+
+Output folder (besides what each job adds):
+    model.keras          the trained model (written atomically)
+    vocab.txt            the vocabulary it reads
+    history.csv          one row per epoch (appended to on resume)
+    logs/                TensorBoard logs (when enabled)
+    checkpoints/         the latest resumable checkpoint (see `keras_bert.jobs.checkpointing`)
+
+Distribution: the model is built and `fit` runs under `strategy_scope(strategy)`.
+Only the chief writes to the output folder. Saving runs collective ops under
+MultiWorkerMirroredStrategy, so the other workers save too, into a temporary
+folder that `finish` deletes (tf.distribute's pattern for this).
+"""
+
+import os
+import shutil
+import tempfile
+
+import keras
+
+from keras_bert.distribution import is_chief, strategy_scope
+from keras_bert.jobs.checkpointing import (
+    NonFiniteLossGuard,
+    ResumableCheckpoint,
+    has_checkpoint,
+    load_checkpoint,
+    read_checkpoint_state,
+    save_model_atomic,
+    write_atomic_json,
+    write_atomic_text,
+)
+
+
+def check_same_job(recorded, job, keys, checkpoint_dir):
+    """Raises unless `job` agrees with the checkpoint's `recorded` job on every one of `keys`.
+
+    A resumed run that changed any of them would silently continue a different
+    training. Keys that an older checkpoint did not record are not compared.
+
+    Raises:
+        ValueError naming every differing key with both values.
+    """
+    different = {k: (recorded[k], job[k]) for k in keys if k in recorded and recorded[k] != job[k]}
+    if different:
+        shown = ", ".join(f"{k}: checkpoint {a!r} vs now {b!r}" for k, (a, b) in different.items())
+        raise ValueError(
+            f"--resume: the checkpoint in {checkpoint_dir} is from a different job ({shown}); use the same "
+            "arguments, or another --out folder."
+        )
+
+
+class JobRunner:
+    """Builds or resumes, fits and saves the model of one training job.
+
+    Args:
+        output_dir: the job's output folder.
+        job: dict of the job's arguments (JSON values, `steps` among them);
+            recorded in every checkpoint, so that `--resume` can compare it with the new run's.
+        resume_keys: the keys of `job` a resumed run must share with its checkpoint.
+        resume: continue from the checkpoint in `output_dir/checkpoints`, if any.
+        strategy: None, or a strategy / distribution object (see `keras_bert.distribution`).
+        upgrade_record: optional; turns the job recorded by an older
+            checkpoint into today's spelling before the comparison.
+        tensorboard: write TensorBoard logs to `output_dir/logs`.
+        callbacks: extra Keras callbacks, run after the runner's own.
+        verbose: 1 says whether the run resumes; 0 is silent.
+
+    Attributes:
+        start_step: the step the run starts from (0, or the checkpoint's).
+        write_dir: where this process writes: `output_dir` on the chief, else a temporary folder.
+    """
+
+    def __init__(
+        self,
+        output_dir,
+        job,
+        resume_keys,
+        *,
+        resume=False,
+        strategy=None,
+        upgrade_record=None,
+        tensorboard=True,
+        callbacks=(),
+        verbose=1,
+    ):
+        self.output_dir = os.fspath(output_dir)
+        self.job = job
+        self.resume_keys = tuple(resume_keys)
+        self.resume = resume
+        self.strategy = strategy
+        self.upgrade_record = upgrade_record
+        self.tensorboard = tensorboard
+        self.callbacks = list(callbacks)
+        self.verbose = verbose
+        self.checkpoint_dir = os.path.join(self.output_dir, "checkpoints")
+        self.chief = is_chief()
+        self.write_dir = self.output_dir if self.chief else tempfile.mkdtemp(prefix="keras_bert_worker_")
+        os.makedirs(self.write_dir, exist_ok=True)
+        self.start_step = 0
+
+    def path(self, name):
+        """Where this process writes the output file `name`."""
+        return os.path.join(self.write_dir, name)
+
+    def build_or_resume(self, build):
+        """The checkpoint's model when resuming from one, else `build()` (a new, compiled model).
+
+        Both happen under the strategy's scope, so the variables are distributed.
+
+        Raises:
+            ValueError: the checkpoint is of a job with other `resume_keys` values.
+        """
+        with strategy_scope(self.strategy):
+            if self.resume and has_checkpoint(self.checkpoint_dir):
+                recorded = read_checkpoint_state(self.checkpoint_dir).get("job", {})
+                if self.upgrade_record is not None:
+                    recorded = self.upgrade_record(recorded)
+                check_same_job(recorded, self.job, self.resume_keys, self.checkpoint_dir)
+                model, state = load_checkpoint(self.checkpoint_dir)
+                self.start_step = state["step"]
+                if self.verbose:
+                    print(f"Resuming from step {self.start_step} of {self.job['steps']} ({self.checkpoint_dir})")
+                return model
+            if self.resume and self.verbose:
+                print(f"No checkpoint in {self.checkpoint_dir}: starting from scratch.")
+            return build()
+
+    def fit(self, model, data, *, epochs, steps_per_epoch, **fit_options):
+        """`model.fit` from `start_step` to `epochs * steps_per_epoch`, checkpointing every epoch.
+
+        Args:
+            model: from `build_or_resume`.
+            data: the training batches, already past the first `start_step`
+                (a resumed run skips the batches trained on before).
+            epochs, steps_per_epoch: the whole run's; an epoch ends with a checkpoint.
+            **fit_options: passed to `fit` (`validation_data`, `shuffle`, ...).
+
+        Returns:
+            `{metric: [float per epoch]}` of the epochs run now (empty when the
+            checkpoint had finished training).
+        """
+        if self.start_step >= epochs * steps_per_epoch:
+            return {}
+        with strategy_scope(self.strategy):
+            result = model.fit(
+                data,
+                epochs=epochs,
+                steps_per_epoch=steps_per_epoch,
+                initial_epoch=self.start_step // steps_per_epoch,
+                callbacks=self._callbacks(steps_per_epoch),
+                verbose=self.verbose,
+                **fit_options,
+            )
+        return {k: [float(v) for v in values] for k, values in result.history.items()}
+
+    def _callbacks(self, steps_per_epoch):
+        callbacks = [
+            # The guard raises at the end of a non-finite step, before the
+            # epoch-end checkpoint could save the broken weights.
+            NonFiniteLossGuard(self.checkpoint_dir, steps_per_epoch),
+            ResumableCheckpoint(self.path("checkpoints"), steps_per_epoch, extra={"job": self.job}),
+            keras.callbacks.CSVLogger(self.path("history.csv"), append=self.start_step > 0),
+            *self.callbacks,
+        ]
+        if self.tensorboard:
+            callbacks.append(keras.callbacks.TensorBoard(self.path("logs")))
+        return callbacks
+
+    def save(self, model, vocabulary):
+        """Writes `model.keras` and `vocab.txt` (the tokens in id order), each atomically."""
+        save_model_atomic(model, self.path("model.keras"))
+        write_atomic_text("".join(token + "\n" for token in vocabulary), self.path("vocab.txt"))
+
+    def write_json(self, name, data):
+        """Writes `data` as the JSON file `name` of the output folder, atomically."""
+        write_atomic_json(data, self.path(name))
+
+    def finish(self):
+        """Deletes a non-chief worker's temporary folder."""
+        if not self.chief:
+            shutil.rmtree(self.write_dir, ignore_errors=True)
