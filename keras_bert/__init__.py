@@ -46,6 +46,7 @@ _LAZY = {
     "load_pipeline": "keras_bert.pipelines.text_pipelines",
     "export_saved_model": "keras_bert.export.saved_model_export",
     "ExportedModel": "keras_bert.export.exported_model",
+    "convert": "keras_bert.jobs.convert",
 }
 
 

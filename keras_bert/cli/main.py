@@ -145,7 +145,7 @@ def _add_finetune(subparsers):
 
 
 def _add_convert(subparsers):
-    from keras_bert.converters.convert import add_convert_arguments, run_convert
+    from keras_bert.cli.convert import add_convert_arguments, run_convert
 
     parser = subparsers.add_parser("convert", help="convert checkpoints: Google TF1 / Hugging Face / .keras")
     add_convert_arguments(parser)
