@@ -73,7 +73,7 @@ def read_bert_json(config_path):
 
 def _read_safetensors(file):
     from safetensors import SafetensorError  # defers safetensors: an optional dependency (the hf extra)
-    from safetensors.numpy import load_file  # (as above)
+    from safetensors.numpy import load_file  # defers safetensors, as above
 
     try:
         return load_file(file)
