@@ -11,9 +11,10 @@
   `huggingface_hub.snapshot_download` (from the local cache when offline).
 
 Every format is read into canonical tensors (see `weight_map`) and loaded all
-or nothing (`keras_bert.models.pretrained` builds models from them): a missing, unused (other than known heads, buffers and optimizer
+or nothing: a missing, unused (other than known heads, buffers and optimizer
 state) or mis-shaped tensor, or a `vocab.txt` of the wrong size, raises a
 ValueError that names it, before any variable is written.
+`keras_bert.models.pretrained` builds new models from a `Checkpoint`.
 """
 
 import os

@@ -95,6 +95,8 @@ class BertTask(keras.Model):
         """
         backbone_kwargs = dict(backbone_kwargs or {})
         if cls.heads_in_checkpoints:
+            if args:
+                raise TypeError(f"{cls.__name__}.from_pretrained takes only `path` positionally. Received: {args!r}")
             backbone_kwargs.update(kwargs)
             cache_dir = backbone_kwargs.pop("cache_dir", None)
             return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, BertBackbone, **backbone_kwargs)
