@@ -47,6 +47,7 @@ _LAZY = {
     "load_pipeline": "keras_bert.pipelines.loading",
     "export_saved_model": "keras_bert.export.saved_model_export",
     "ExportedModel": "keras_bert.export.exported_model",
+    "convert": "keras_bert.jobs.convert",
 }
 
 

@@ -155,7 +155,7 @@ def _multi_worker_strategy():
     docs prescribe for tensors without a batch dimension). Every other call
     is passed through unchanged, and the training step itself is untouched.
     """
-    import tensorflow as tf
+    import tensorflow as tf  # deferred: the JAX and torch backends run without TensorFlow
 
     class KerasMultiWorkerMirroredStrategy(tf.distribute.MultiWorkerMirroredStrategy):
         def reduce(self, reduce_op, value, axis):
@@ -192,7 +192,7 @@ def create_strategy(name, mesh_shape=None, tpu=None):
         return None
     _check_backend(name)
     if name in TF_STRATEGIES:
-        import tensorflow as tf
+        import tensorflow as tf  # deferred: the JAX and torch backends run without TensorFlow
 
         if name == "mirrored":
             return tf.distribute.MirroredStrategy()
@@ -267,7 +267,7 @@ def prepare_dataset(dataset, strategy):
     """
     if strategy is None or keras.backend.backend() != "tensorflow":
         return dataset
-    import tensorflow as tf
+    import tensorflow as tf  # deferred: the JAX and torch backends run without TensorFlow
 
     if is_tpu_strategy(strategy):
         check_static_shapes(dataset)
@@ -291,7 +291,7 @@ def data_parallel_size(strategy):
 def is_tpu_strategy(strategy):
     if strategy is None or keras.backend.backend() != "tensorflow":
         return False
-    import tensorflow as tf
+    import tensorflow as tf  # deferred: the JAX and torch backends run without TensorFlow
 
     return isinstance(strategy, tf.distribute.TPUStrategy)
 
@@ -328,7 +328,7 @@ def is_chief():
         has_chief = "chief" in config.get("cluster", {})
         return task["type"] == "chief" or (not has_chief and task["type"] == "worker" and task["index"] == 0)
     if keras.backend.backend() == "jax":
-        import jax
+        import jax  # deferred: JAX is only installed where it is the backend
 
         return jax.process_index() == 0
     return True

@@ -83,7 +83,7 @@ class _ClipAfterAllReduce:
     def _clip_after_all_reduce(self):
         if keras.backend.backend() != "tensorflow" or not self.global_clipnorm:
             return False
-        import tensorflow as tf
+        import tensorflow as tf  # deferred: the JAX and torch backends run without TensorFlow
 
         # Replica context of a strategy with several replicas (Keras' apply runs there).
         return tf.distribute.has_strategy() and tf.distribute.get_strategy().num_replicas_in_sync > 1

@@ -19,7 +19,7 @@ with exit code 130.
 import argparse
 import sys
 
-from keras_bert.cli import export, finetune, predict, pretrain, vocab
+from keras_bert.cli import convert, export, finetune, predict, pretrain, vocab
 from keras_bert.cli.errors import UserError
 
 
@@ -36,14 +36,6 @@ def _add_command(subparsers, name, help, add_arguments, run):
     parser.set_defaults(run=run)
 
 
-def _add_convert(subparsers):
-    # import at the call: the convert subcommand's module comes from another branch of issue 16
-    from keras_bert.converters.convert import add_convert_arguments, run_convert
-
-    help = "convert checkpoints: Google TF1 / Hugging Face / .keras"
-    _add_command(subparsers, "convert", help, add_convert_arguments, run_convert)
-
-
 def build_parser():
     """The `keras-bert` argument parser, with every subcommand."""
     parser = _Parser(prog="keras-bert", description="BERT in Keras 3: pretrain, convert, fine-tune, export.")
@@ -52,7 +44,7 @@ def build_parser():
     _add_command(subparsers, "vocab", vocab.HELP, vocab.add_vocab_arguments, vocab.run_vocab)
     _add_command(subparsers, "pretrain", pretrain.HELP, pretrain.add_pretrain_arguments, pretrain.run_pretrain)
     _add_command(subparsers, "finetune", finetune.HELP, finetune.add_finetune_arguments, finetune.run_finetune)
-    _add_convert(subparsers)
+    _add_command(subparsers, "convert", convert.HELP, convert.add_convert_arguments, convert.run_convert)
     _add_command(subparsers, "export", export.HELP, export.add_export_arguments, export.run_export)
     _add_command(subparsers, "predict", predict.HELP, predict.add_predict_arguments, predict.run_predict)
     return parser

@@ -1,30 +1,28 @@
-"""Checkpoint converters: Google TF1, Hugging Face, keras-hub and `.keras`, both ways where it makes sense.
+"""Checkpoint formats <-> canonical tensors: Google TF1, Hugging Face, keras-hub and `.keras`.
 
-The weight mapping is numpy only (`weight_map`); TensorFlow is imported only
-to read TF1 checkpoint files, keras-hub only by `keras_hub_interop`, and
-huggingface_hub only for `hf://` names.
+This package reads and writes file formats as named numpy tensors and BERT
+configs; `keras_bert.models` builds models from them (`BertBackbone.from_pretrained`,
+`BertBackbone.from_keras_hub`), and `keras_bert.jobs.convert` converts
+between formats. Nothing here imports `keras_bert.models`.
+
+The weight mapping is numpy and keras only (`weight_map`); TensorFlow is
+imported only to read TF1 checkpoint files, keras-hub only by
+`keras_hub_interop`, and huggingface_hub only for `hf://` names.
 """
 
-from keras_bert.converters.checkpoint import load_backbone, load_task, load_weights, read_checkpoint
-from keras_bert.converters.convert import add_convert_arguments, convert, run_convert
+from keras_bert.converters.checkpoint import load_weights, read_checkpoint
 from keras_bert.converters.hf_writer import save_hf_checkpoint
-from keras_bert.converters.keras_hub_interop import from_keras_hub, to_keras_hub
+from keras_bert.converters.keras_hub_interop import to_keras_hub
 from keras_bert.converters.tokenizer_files import find_vocabulary, read_do_lower_case
 from keras_bert.converters.weight_map import assign_canonical_weights, canonical_weights
 
 __all__ = [
-    "add_convert_arguments",
     "assign_canonical_weights",
     "canonical_weights",
-    "convert",
     "find_vocabulary",
-    "from_keras_hub",
-    "load_backbone",
-    "load_task",
     "load_weights",
     "read_checkpoint",
     "read_do_lower_case",
-    "run_convert",
     "save_hf_checkpoint",
     "to_keras_hub",
 ]

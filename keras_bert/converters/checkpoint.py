@@ -1,8 +1,6 @@
-"""Loading BERT models from checkpoints, whatever their format.
+"""Reading BERT checkpoints, whatever their format, into canonical tensors.
 
-`BertBackbone.from_pretrained`, `BertPretrainer.from_pretrained` and
-`BertMaskedLM.from_pretrained` all come here. The format is detected from
-what `path` holds:
+`read_checkpoint` detects the format from what `path` holds:
 
 - a Hugging Face folder: `config.json` + `model.safetensors` (or sharded, or
   `pytorch_model.bin`);
@@ -16,10 +14,13 @@ Every format is read into canonical tensors (see `weight_map`) and loaded all
 or nothing: a missing, unused (other than known heads, buffers and optimizer
 state) or mis-shaped tensor, or a `vocab.txt` of the wrong size, raises a
 ValueError that names it, before any variable is written.
+`keras_bert.models.pretrained` builds new models from a `Checkpoint`.
 """
 
 import os
 import zipfile
+
+import keras
 
 from keras_bert.converters import tokenizer_files
 from keras_bert.converters.hf_checkpoint import is_hf_checkpoint, read_hf_config, read_hf_weights
@@ -29,13 +30,9 @@ from keras_bert.converters.tf1_checkpoint import (
     read_tf1_weights,
     tf1_checkpoint_prefix,
 )
-from keras_bert.converters.weight_map import assign_canonical_weights, canonical_weights
+from keras_bert.converters.weight_map import assign_canonical_weights, canonical_weights, is_backbone
 
 HUB_SCHEME = "hf://"
-
-# Constructor arguments a caller may change without changing weight shapes.
-# (`packed_inputs` too: a backbone pretrained on packed sequences has the same weights as an unpacked one.)
-_FREE_ARGUMENTS = {"dropout", "dtype", "output_hidden_states", "output_attentions", "packed_inputs", "name", "trainable"}
 
 # What a hub download fetches: configs, safetensors and the vocabulary
 # (`pytorch_model.bin` only when a repository has no safetensors).
@@ -46,7 +43,7 @@ FORMATS = {"hf": "Hugging Face folder", "tf1": "Google TF1 checkpoint", "keras":
 
 
 def _hub_offline():
-    import huggingface_hub.constants
+    import huggingface_hub.constants  # defers huggingface_hub: needed for hf:// names only
 
     flag = os.environ.get("HF_HUB_OFFLINE", "").strip().lower()
     return flag in ("1", "true", "yes", "on") or bool(huggingface_hub.constants.HF_HUB_OFFLINE)
@@ -69,7 +66,7 @@ def resolve_hub_path(path, cache_dir=None):
             repository).
     """
     try:
-        from huggingface_hub import snapshot_download
+        from huggingface_hub import snapshot_download  # defers huggingface_hub: needed for hf:// names only
     except ImportError:
         raise ImportError(f"Loading {path} needs huggingface_hub (pip install huggingface_hub).") from None
     repo_id, _, revision = path[len(HUB_SCHEME) :].partition("@")
@@ -102,8 +99,8 @@ def resolve_hub_path(path, cache_dir=None):
 class Checkpoint:
     """What a checkpoint holds: a backbone config, canonical tensors, and its tokenizer files.
 
-    Made by `read_checkpoint`; builds models with `build` and fills existing
-    ones with `load_into`.
+    Made by `read_checkpoint`; fills models with `load_into`
+    (`keras_bert.models.pretrained.build_from_checkpoint` builds new ones).
 
     Attributes:
         location: the path or hub name as given.
@@ -199,47 +196,6 @@ class Checkpoint:
         assign_canonical_weights(model, self.tensors, self.description, strict=True, describe=self.describe)
         return model
 
-    def build(self, cls=None, **kwargs):
-        """A new model of class `cls` with the checkpoint's weights.
-
-        Args:
-            cls: `BertBackbone` (default), `BertPretrainer`, `BertMaskedLM`
-                or another task class built as `cls(backbone)`.
-            **kwargs: backbone constructor arguments that keep the weights'
-                shapes (`dropout`, `dtype`, `output_attentions`, ...).
-        """
-        from keras_bert.models.bert_backbone import BertBackbone
-
-        cls = cls or BertBackbone
-        unknown = set(kwargs) - _FREE_ARGUMENTS
-        if unknown:
-            raise ValueError(
-                "from_pretrained takes only arguments that keep the weights' shapes "
-                f"({sorted(_FREE_ARGUMENTS)}). Received: {sorted(unknown)}"
-            )
-        # Before reusing a loaded .keras model too: a wrong vocabulary must not pass there either.
-        self.check_vocabulary()
-        if self.keras_model is not None:
-            reused = self._reuse_keras_model(cls, kwargs)
-            if reused is not None:
-                return reused
-        backbone = BertBackbone.from_config({**self.config, **kwargs})
-        model = backbone if cls is BertBackbone else cls(backbone)
-        return self.load_into(model)
-
-    def _reuse_keras_model(self, cls, kwargs):
-        """The loaded `.keras` model (or its backbone) when it already is what was asked for."""
-        from keras_bert.models.bert_backbone import BertBackbone
-
-        model = self.keras_model
-        if kwargs:
-            return None
-        if isinstance(model, cls):
-            return model
-        if cls is BertBackbone and isinstance(getattr(model, "backbone", None), BertBackbone):
-            return model.backbone
-        return None
-
 
 def detect_format(path):
     """"hf", "tf1" or "keras" for a local path; None when it is none of them."""
@@ -296,12 +252,11 @@ def read_checkpoint(path, cache_dir=None):
 
 
 def load_keras_backbone(path):
-    """(model, its BertBackbone) of a `.keras` file, with errors that name what is wrong with it."""
-    import keras
+    """(model, its BertBackbone) of a `.keras` file, with errors that name what is wrong with it.
 
-    import keras_bert.models  # noqa: F401  (registers our classes for deserialisation)
-    from keras_bert.models.bert_backbone import BertBackbone
-
+    Keras deserialises our classes by their registered names: `import keras_bert`
+    registers them (it imports `keras_bert.models`, which is above this module).
+    """
     if not zipfile.is_zipfile(path):
         # Keras itself would report "File not found" for a file that is there.
         raise ValueError(f"{path} is not a .keras file: not a zip archive (truncated, or another format?)")
@@ -309,8 +264,8 @@ def load_keras_backbone(path):
         model = keras.saving.load_model(path)
     except Exception as error:  # keras raises many types for a broken or foreign file
         raise ValueError(f"Cannot load the .keras file {path}: {type(error).__name__}: {error}") from None
-    backbone = model if isinstance(model, BertBackbone) else getattr(model, "backbone", None)
-    if not isinstance(backbone, BertBackbone):
+    backbone = model if is_backbone(model) else getattr(model, "backbone", None)
+    if not is_backbone(backbone):
         raise ValueError(
             f"{path} holds a {type(model).__name__}, which is neither a keras_bert BertBackbone nor a model with one."
         )
@@ -321,20 +276,6 @@ def _read_keras(location, path):
     model, backbone = load_keras_backbone(path)
     config = {k: v for k, v in backbone.get_config().items() if k not in ("name", "trainable")}
     return Checkpoint(location, path, "keras", config, keras_model=model)
-
-
-def load_backbone(path, cache_dir=None, **kwargs):
-    """A `BertBackbone` with the weights of the checkpoint at `path` (any supported format)."""
-    return read_checkpoint(path, cache_dir).build(None, **kwargs)
-
-
-def load_task(cls, path, cache_dir=None, **kwargs):
-    """A `BertPretrainer` or `BertMaskedLM` (`cls`) with backbone and head weights from `path`.
-
-    Raises ValueError, naming the missing tensors, when the checkpoint lacks
-    a head the model has (e.g. a `BertModel` checkpoint has no MLM head).
-    """
-    return read_checkpoint(path, cache_dir).build(cls, **kwargs)
 
 
 def load_weights(model, path, cache_dir=None):

@@ -72,8 +72,8 @@ def read_bert_json(config_path):
 
 
 def _read_safetensors(file):
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
+    from safetensors import SafetensorError  # defers safetensors: an optional dependency (the hf extra)
+    from safetensors.numpy import load_file  # defers safetensors, as above
 
     try:
         return load_file(file)
@@ -83,7 +83,7 @@ def _read_safetensors(file):
 
 def _read_torch_bin(file):
     try:
-        import torch
+        import torch  # defers torch: only .bin checkpoints need it
     except ImportError:
         raise ImportError(f"Reading {file} needs torch (pip install torch), or convert it to safetensors.") from None
     try:

@@ -24,7 +24,7 @@ import tempfile
 import numpy as np
 
 from keras_bert.converters import tokenizer_files
-from keras_bert.converters.weight_map import OPTIONAL_NAMES, canonical_weights
+from keras_bert.converters.weight_map import OPTIONAL_NAMES, canonical_weights, is_backbone
 
 SPECIAL_TOKENS = {
     "unk_token": "[UNK]",
@@ -37,16 +37,13 @@ SPECIAL_TOKENS = {
 
 def hf_architecture(model):
     """(architecture name, tensor-name prefix) of the transformers class that matches `model`."""
-    from keras_bert.models.bert_backbone import BertBackbone
-    from keras_bert.models.bert_masked_lm import BertMaskedLM
-    from keras_bert.models.bert_pretrainer import BertPretrainer
-
-    if isinstance(model, BertBackbone):
+    if is_backbone(model):
         return "BertModel", ""
-    # Exact types: a subclass may add heads that the architecture lacks.
-    if type(model) is BertPretrainer:
+    # Exact types (by name: keras_bert.models builds on this package, which does
+    # not import it): a subclass may add heads that the architecture lacks.
+    if type(model).__name__ == "BertPretrainer":
         return "BertForPreTraining", "bert."
-    if type(model) is BertMaskedLM:
+    if type(model).__name__ == "BertMaskedLM":
         return "BertForMaskedLM", "bert."
     raise ValueError(
         f"Hugging Face export supports BertBackbone, BertPretrainer and BertMaskedLM. Received a "
@@ -189,7 +186,7 @@ def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, 
     transformers.BertModel.from_pretrained("bert_hf/")
     ```
     """
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save_file  # defers safetensors: an optional dependency (the hf extra)
 
     architecture, _ = hf_architecture(model)
     backbone = getattr(model, "backbone", model)

@@ -11,7 +11,10 @@ on all-MiniLM-L6-v2 and real sentences, up to 4e-3 in `sequence_output` and
 2e-4 in `pooled_output` (with the GELU forms made equal, 4e-6). The weight
 mapping itself is exact.
 
-keras-hub is imported only inside these functions.
+`keras_hub_backbone_config` and `keras_hub_tensors` read a keras-hub BERT
+(`keras_bert.BertBackbone.from_keras_hub` builds ours from them);
+`to_keras_hub` builds keras-hub's from ours. keras-hub is imported only
+inside these functions.
 """
 
 import numpy as np
@@ -22,8 +25,8 @@ from keras_bert.converters.weight_map import (
     canonical_weights,
     dense_entries,
     entries_to_canonical,
+    is_backbone,
     layer_norm_entries,
-    model_entries,
 )
 
 # keras-hub's BertBackbone hard-codes this LayerNorm epsilon.
@@ -87,55 +90,37 @@ def keras_hub_entries(hub_backbone):
     return entries
 
 
-def _hub_backbone_of(model):
-    import keras_hub
+def keras_hub_backbone(hub_model):
+    """The `keras_hub.models.BertBackbone` of `hub_model` (itself, or a keras-hub task model's `backbone`)."""
+    import keras_hub  # defers keras-hub: an optional dependency, needed for this interop only
 
-    backbone = model if isinstance(model, keras_hub.models.BertBackbone) else getattr(model, "backbone", None)
+    backbone = hub_model if isinstance(hub_model, keras_hub.models.BertBackbone) else getattr(hub_model, "backbone", None)
     if not isinstance(backbone, keras_hub.models.BertBackbone):
         raise ValueError(
             "Expected a keras_hub.models.BertBackbone (or a keras-hub BERT task model). "
-            f"Received: {type(model).__name__}"
+            f"Received: {type(hub_model).__name__}"
         )
     return backbone
 
 
-def from_keras_hub(hub_model, **kwargs):
-    """A keras_bert `BertBackbone` with the weights of a keras-hub BERT.
-
-    Args:
-        hub_model: a `keras_hub.models.BertBackbone`, or a keras-hub BERT task
-            model (its `backbone` is used).
-        **kwargs: backbone arguments that keep the weights' shapes
-            (`dropout`, `dtype`, `output_attentions`, ...).
-
-    Returns:
-        A `keras_bert.BertBackbone`.
-
-    Examples:
-    ```python
-    hub = keras_hub.models.BertBackbone.from_preset("bert_base_en_uncased")
-    backbone = keras_bert.converters.from_keras_hub(hub)
-    ```
-    """
-    from keras_bert.models.bert_backbone import BertBackbone
-
-    hub = _hub_backbone_of(hub_model)
-    config = {
-        "vocabulary_size": hub.vocabulary_size,
-        "num_layers": hub.num_layers,
-        "num_heads": hub.num_heads,
-        "hidden_dim": hub.hidden_dim,
-        "intermediate_dim": hub.intermediate_dim,
-        "dropout": hub.dropout,
-        "max_sequence_length": hub.max_sequence_length,
-        "num_segments": hub.num_segments,
+def keras_hub_backbone_config(hub_backbone):
+    """keras_bert `BertBackbone` constructor arguments of a `keras_hub.models.BertBackbone`."""
+    return {
+        "vocabulary_size": hub_backbone.vocabulary_size,
+        "num_layers": hub_backbone.num_layers,
+        "num_heads": hub_backbone.num_heads,
+        "hidden_dim": hub_backbone.hidden_dim,
+        "intermediate_dim": hub_backbone.intermediate_dim,
+        "dropout": hub_backbone.dropout,
+        "max_sequence_length": hub_backbone.max_sequence_length,
+        "num_segments": hub_backbone.num_segments,
         "layer_norm_epsilon": KERAS_HUB_LAYER_NORM_EPSILON,
-        **kwargs,
     }
-    backbone = BertBackbone(**config)
-    tensors = entries_to_canonical(keras_hub_entries(hub))
-    assign_entries(model_entries(backbone), tensors, f"keras-hub {hub.name}")
-    return backbone
+
+
+def keras_hub_tensors(hub_backbone):
+    """Canonical name -> numpy array for every weight of a `keras_hub.models.BertBackbone`."""
+    return entries_to_canonical(keras_hub_entries(hub_backbone))
 
 
 def to_keras_hub(model):
@@ -148,12 +133,10 @@ def to_keras_hub(model):
     Returns:
         A `keras_hub.models.BertBackbone`.
     """
-    import keras_hub
+    import keras_hub  # defers keras-hub: an optional dependency, needed for this interop only
 
-    from keras_bert.models.bert_backbone import BertBackbone
-
-    backbone = model if isinstance(model, BertBackbone) else getattr(model, "backbone", None)
-    if not isinstance(backbone, BertBackbone):
+    backbone = model if is_backbone(model) else getattr(model, "backbone", None)
+    if not is_backbone(backbone):
         raise ValueError(f"Expected a keras_bert BertBackbone or a model with one. Received: {type(model).__name__}")
     if not np.isclose(backbone.layer_norm_epsilon, KERAS_HUB_LAYER_NORM_EPSILON, rtol=0, atol=1e-15):
         raise ValueError(

@@ -191,7 +191,7 @@ def read_tf1_weights(path):
     if prefix is None:
         raise ValueError(f"{path} is not a TF1 BERT checkpoint (bert_config.json + bert_model.ckpt.index).")
     try:
-        import tensorflow as tf
+        import tensorflow as tf  # defers TensorFlow: only TF1 checkpoint files need it
     except ImportError:
         raise ImportError(f"Reading the TF1 checkpoint {prefix} needs TensorFlow (pip install tensorflow).") from None
     try:

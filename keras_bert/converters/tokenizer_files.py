@@ -1,7 +1,7 @@
 """Finding a checkpoint's vocabulary and its lowercasing choice, whatever the format.
 
 Google's TF1 folders and Hugging Face folders keep `vocab.txt` beside the
-weights; a `.keras` file written by `keras_bert.converters.convert` keeps it in
+weights; a `.keras` file written by `keras_bert.jobs.convert` keeps it in
 sidecar files named after the model (`model.vocab.txt` and
 `model.tokenizer_config.json` beside `model.keras`). A tokenizer takes both
 answers from here, so it lowercases exactly when the checkpoint was trained on

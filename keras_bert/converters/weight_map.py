@@ -6,12 +6,20 @@ with Hugging Face's layouts (dense weights as `(out, in)`). Every converter
 reads its format into a dict of numpy arrays under these names, or writes one
 from it; this module is the only place that knows how our layers hold them.
 
-Numpy only: no framework is needed to map weights.
+The mapping needs numpy and keras only. Models are recognised by their
+attributes and class names, not by `isinstance`: `keras_bert.models` builds on
+this package, so this package does not import it.
 """
 
 import warnings
 
+import keras
 import numpy as np
+
+
+def is_backbone(model):
+    """Whether `model` is a keras_bert `BertBackbone` (or a subclass of it)."""
+    return any(cls.__name__ == "BertBackbone" for cls in type(model).__mro__)
 
 
 class WeightEntry:
@@ -112,10 +120,8 @@ def next_sentence_head_entries(head):
 
 
 def model_entries(model):
-    """WeightEntries for a backbone, `BertPretrainer` or `BertMaskedLM`."""
-    from keras_bert.models.bert_backbone import BertBackbone
-
-    if isinstance(model, BertBackbone):
+    """WeightEntries for a backbone, or a task model's backbone and pretraining heads."""
+    if is_backbone(model):
         return backbone_entries(model)
     entries = backbone_entries(model.backbone)
     if getattr(model, "masked_lm_head", None) is not None:
@@ -266,9 +272,11 @@ def assign_canonical_weights(model, tensors, source="checkpoint", strict=False, 
     entries = model_entries(model)
     if not any(name in tensors for name in OPTIONAL_NAMES):
         entries = [entry for entry in entries if not set(entry.names) & set(OPTIONAL_NAMES)]
-        from keras_bert.models.bert_masked_lm import BertMaskedLM
-
-        if not isinstance(model, BertMaskedLM):
+        # A model with the MLM head alone (`BertMaskedLM`) does not use the pooler.
+        masked_lm_only = getattr(model, "masked_lm_head", None) is not None and not getattr(
+            model, "next_sentence_head", None
+        )
+        if not masked_lm_only:
             warnings.warn(f"{source} has no pooler weights: `pooled_output` comes from a randomly initialised pooler.")
     if strict:
         check_unused(tensors, [name for entry in entries for name in entry.names], source, describe)
@@ -277,8 +285,6 @@ def assign_canonical_weights(model, tensors, source="checkpoint", strict=False, 
 
 def entries_to_canonical(entries):
     """Canonical name -> numpy array for the variables of `entries`."""
-    import keras
-
     tensors = {}
     for entry in entries:
         for name, array in zip(entry.names, entry.to_canonical(keras.ops.convert_to_numpy(entry.variable))):

@@ -2,12 +2,16 @@
 
 import keras
 
+from keras_bert.converters.checkpoint import read_checkpoint
+from keras_bert.converters.keras_hub_interop import keras_hub_backbone, keras_hub_backbone_config, keras_hub_tensors
+from keras_bert.converters.weight_map import assign_entries, model_entries
 from keras_bert.layers.bert_embeddings import BertEmbeddings
 from keras_bert.layers.pooler import Pooler
 from keras_bert.layers.self_attention import packed_attention_mask
 from keras_bert.layers.transformer_encoder import TransformerEncoder
 from keras_bert.models.bert_sizes import BERT_SIZES
 from keras_bert.models.input_checks import BACKBONE_INPUTS, PACKED_INPUTS, check_fit_data, check_inputs
+from keras_bert.models.pretrained import build_from_checkpoint
 from keras_bert.models.quantization import quantized_layers, restore_quantization
 
 
@@ -274,7 +278,7 @@ class BertBackbone(keras.Model):
         return cls(**{**BERT_SIZES[size], "vocabulary_size": vocabulary_size, **kwargs})
 
     @classmethod
-    def from_pretrained(cls, path, **kwargs):
+    def from_pretrained(cls, path, cache_dir=None, **kwargs):
         """A backbone with pretrained weights; the format is detected.
 
         Args:
@@ -284,10 +288,33 @@ class BertBackbone(keras.Model):
                 (bert_config.json + bert_model.ckpt.*), a `.keras` file (a
                 backbone, or a task model whose backbone is taken), or a hub
                 name `hf://owner/name[@revision]` (downloaded when online).
+            cache_dir: the Hugging Face cache folder for hub names.
             **kwargs: constructor arguments that do not change the weights'
-                shapes (`dropout`, `dtype`, `output_attentions`, ...), and
-                `cache_dir` for hub downloads.
+                shapes (`dropout`, `dtype`, `output_attentions`, ...).
         """
-        from keras_bert.converters.checkpoint import load_backbone
+        return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, **kwargs)
 
-        return load_backbone(path, **kwargs)
+    @classmethod
+    def from_keras_hub(cls, hub_model, **kwargs):
+        """A backbone with the weights of a keras-hub BERT.
+
+        keras-hub computes GELU with the tanh approximation, keras_bert with
+        the exact erf form, so outputs differ slightly (see
+        `keras_bert.converters.keras_hub_interop`); the weights are the same.
+
+        Args:
+            hub_model: a `keras_hub.models.BertBackbone`, or a keras-hub BERT
+                task model (its `backbone` is used).
+            **kwargs: constructor arguments that keep the weights' shapes
+                (`dropout`, `dtype`, `output_attentions`, ...).
+
+        Examples:
+        ```python
+        hub = keras_hub.models.BertBackbone.from_preset("bert_base_en_uncased")
+        backbone = keras_bert.BertBackbone.from_keras_hub(hub)
+        ```
+        """
+        hub = keras_hub_backbone(hub_model)
+        backbone = cls(**{**keras_hub_backbone_config(hub), **kwargs})
+        assign_entries(model_entries(backbone), keras_hub_tensors(hub), f"keras-hub {hub.name}")
+        return backbone

@@ -3,42 +3,7 @@
 import keras
 
 from keras_bert.layers._utils import check_rate, get_initializer
-from keras_bert.models.bert_task import BertTask
-from keras_bert.optimizers import create_optimizer
-
-
-def check_label_names(label_names, num_classes, where):
-    """`label_names` as a list of distinct strings matching `num_classes`, or None."""
-    if label_names is None:
-        return None
-    if isinstance(label_names, str) or not all(isinstance(n, str) for n in label_names):
-        raise ValueError(f"{where}: `label_names` must be a list of strings. Received: label_names={label_names!r}")
-    label_names = list(label_names)
-    if len(set(label_names)) != len(label_names):
-        raise ValueError(f"{where}: `label_names` must be distinct. Received: label_names={label_names!r}")
-    if num_classes is not None and len(label_names) != num_classes:
-        raise ValueError(
-            f"{where}: `label_names` has {len(label_names)} names but num_classes={num_classes}. "
-            f"Received: label_names={label_names!r}"
-        )
-    return label_names
-
-
-def check_num_classes(num_classes, where):
-    if not isinstance(num_classes, int) or isinstance(num_classes, bool) or num_classes < 1:
-        raise ValueError(f"{where}: `num_classes` must be a positive int. Received: num_classes={num_classes!r}")
-
-
-def pretrained_backbone(path, backbone_kwargs=None):
-    """`BertBackbone.from_pretrained(path, **backbone_kwargs)` (what the task models' `from_pretrained` share)."""
-    from keras_bert.models.bert_backbone import BertBackbone
-
-    return BertBackbone.from_pretrained(path, **(backbone_kwargs or {}))
-
-
-def fine_tuning_optimizer(learning_rate=3e-5, warmup_steps=0, total_steps=None, **kwargs):
-    """The optimizer "auto" means for fine-tuning: BERT's AdamW at a fine-tuning learning rate."""
-    return create_optimizer(learning_rate=learning_rate, warmup_steps=warmup_steps, total_steps=total_steps, **kwargs)
+from keras_bert.models.bert_task import BertTask, check_label_names, check_num_classes
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -74,8 +39,12 @@ class BertClassifier(BertTask):
     classifier = keras_bert.BertClassifier(backbone, num_classes=2, label_names=["negative", "positive"])
     classifier.compile()  # AdamW lr 3e-5, cross-entropy, accuracy
     classifier.fit(train_dataset, validation_data=dev_dataset, epochs=3)
+
+    classifier = keras_bert.BertClassifier.from_pretrained("path/to/hf_bert_dir", num_classes=2)
     ```
     """
+
+    config_arguments = ("num_classes", "dropout", "label_names", "kernel_initializer")
 
     def __init__(
         self,
@@ -117,52 +86,12 @@ class BertClassifier(BertTask):
     def is_regression(self):
         return self.num_classes == 1
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
-        """Compiles with BERT's fine-tuning defaults.
-
-        Args:
-            optimizer: "auto" is AdamW at lr 3e-5 (weight decay 0.01 except on
-                LayerNorm and biases, global norm clipping at 1.0); pass
-                `create_optimizer(learning_rate=..., warmup_steps=..., total_steps=...)`
-                for warmup and linear decay (the fine-tuning job does).
-            loss: "auto" is sparse categorical cross-entropy on the logits, or
-                mean squared error for `num_classes=1`.
-            metrics: "auto" is accuracy, or mean absolute error for regression.
-        """
-        if optimizer == "auto":
-            optimizer = fine_tuning_optimizer()
-        if loss == "auto":
-            loss = (
-                keras.losses.MeanSquaredError()
-                if self.is_regression
-                else keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-            )
-        if metrics == "auto":
-            metrics = (
-                [keras.metrics.MeanAbsoluteError(name="mae")]
-                if self.is_regression
-                else [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-            )
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def _task_config(self):
+    def compile_defaults(self):
+        """Sparse categorical cross-entropy on the logits and accuracy; for
+        `num_classes=1`, mean squared error and mean absolute error."""
+        if self.is_regression:
+            return {"loss": keras.losses.MeanSquaredError(), "metrics": [keras.metrics.MeanAbsoluteError(name="mae")]}
         return {
-            "num_classes": self.num_classes,
-            "dropout": self.dropout,
-            "label_names": self.label_names,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
         }
-
-    @classmethod
-    def from_pretrained(cls, path, num_classes, backbone_kwargs=None, **kwargs):
-        """A classifier on a pretrained backbone; the head starts random.
-
-        Args:
-            path: any checkpoint `BertBackbone.from_pretrained` reads (Hugging
-                Face folder, Google TF1 checkpoint, `.keras` file).
-            num_classes: int, as in the constructor.
-            backbone_kwargs: dict of backbone arguments that keep the weights'
-                shapes (`dropout`, `dtype`, ...).
-            **kwargs: the other constructor arguments (`dropout`, `label_names`, ...).
-        """
-        return cls(pretrained_backbone(path, backbone_kwargs), num_classes=num_classes, **kwargs)

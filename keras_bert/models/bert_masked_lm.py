@@ -26,6 +26,7 @@ class BertMaskedLM(BertTask):
     """
 
     input_names = BACKBONE_INPUTS + ("mask_positions",)
+    heads_in_checkpoints = True
 
     def __init__(self, backbone, **kwargs):
         # === Layers === (locals until the model is initialised, for the torch backend)
@@ -46,28 +47,13 @@ class BertMaskedLM(BertTask):
         self.backbone = backbone
         self.masked_lm_head = masked_lm_head
 
-    def compile(self, optimizer="auto", loss="auto", weighted_metrics="auto", **kwargs):
-        """Compiles with AdamW, MLM cross-entropy over real masked positions, and MLM accuracy."""
-        if optimizer == "auto":
-            optimizer = create_optimizer()
-        if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight")
-        if weighted_metrics == "auto":
-            weighted_metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        super().compile(optimizer=optimizer, loss=loss, weighted_metrics=weighted_metrics, **kwargs)
+    def default_optimizer(self):
+        """BERT's pretraining AdamW (lr 1e-4)."""
+        return create_optimizer()
 
-    @classmethod
-    def from_pretrained(cls, path, **kwargs):
-        """Backbone and MLM head weights; the format is detected.
-
-        Args:
-            path: a Hugging Face folder, a Google TF1 checkpoint folder or
-                prefix, a `.keras` file, or `hf://owner/name[@revision]` (see
-                `BertBackbone.from_pretrained`). The checkpoint must hold the
-                MLM head; a missing head is named in the error.
-            **kwargs: backbone arguments that keep the weights' shapes
-                (`dropout`, `dtype`, `output_attentions`, ...), and `cache_dir`.
-        """
-        from keras_bert.converters.checkpoint import load_task
-
-        return load_task(cls, path, **kwargs)
+    def compile_defaults(self):
+        """MLM cross-entropy over the real masked positions (padded slots weigh 0), and MLM accuracy."""
+        return {
+            "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight"),
+            "weighted_metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        }

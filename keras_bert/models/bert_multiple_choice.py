@@ -1,49 +1,10 @@
 """BertMultipleChoice: pick one of several candidate continuations or answers (SWAG, RACE, ...)."""
 
 import keras
-import numpy as np
-from keras import ops
 
 from keras_bert.layers._utils import check_rate, get_initializer
-from keras_bert.models.bert_classifier import fine_tuning_optimizer, pretrained_backbone
+from keras_bert.layers.choice_reshape import FlattenChoices, UnflattenChoices
 from keras_bert.models.bert_task import BertTask
-from keras_bert.models.input_checks import _concrete, check_inputs
-
-
-@keras.saving.register_keras_serializable(package="keras_bert")
-class FlattenChoices(keras.layers.Layer):
-    """`(batch_size, num_choices, length)` → `(batch_size * num_choices, length)`."""
-
-    def call(self, x):
-        return ops.reshape(x, (-1, ops.shape(x)[-1]))
-
-    def compute_output_spec(self, x):
-        batch = None if x.shape[0] is None or x.shape[1] is None else x.shape[0] * x.shape[1]
-        return keras.KerasTensor((batch, x.shape[-1]), dtype=x.dtype)
-
-
-@keras.saving.register_keras_serializable(package="keras_bert")
-class UnflattenChoices(keras.layers.Layer):
-    """Scores `(batch_size * num_choices, 1)` → `(batch_size, num_choices)`, shaped like `token_ids`."""
-
-    def call(self, scores, token_ids):
-        return ops.reshape(scores, (-1, ops.shape(token_ids)[1]))
-
-    def compute_output_spec(self, scores, token_ids):
-        return keras.KerasTensor((token_ids.shape[0], token_ids.shape[1]), dtype=scores.dtype)
-
-
-def _flat_stand_in(value):
-    """A rank-2 stand-in of a rank-3 input, for the backbone's input checks."""
-    concrete = _concrete(value)
-    if concrete is not None:
-        return concrete.reshape((-1,) + concrete.shape[2:]) if concrete.ndim == 3 else concrete
-    if not hasattr(value, "shape"):
-        value = np.asarray(value)
-    shape = tuple(value.shape)
-    if len(shape) != 3:
-        return value
-    return keras.KerasTensor((None, shape[2]), dtype=keras.backend.standardize_dtype(value.dtype))
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -76,6 +37,9 @@ class BertMultipleChoice(BertTask):
     ```
     """
 
+    has_choices_axis = True
+    config_arguments = ("dropout", "kernel_initializer")
+
     def __init__(self, backbone, dropout=0.1, kernel_initializer="truncated_normal", **kwargs):
         check_rate("dropout", dropout)
 
@@ -105,64 +69,9 @@ class BertMultipleChoice(BertTask):
         self.dropout = dropout
         self.kernel_initializer = get_initializer(kernel_initializer)
 
-    # --- input checks: rank 3 here; values and names as for the backbone.
-    def _check(self, x):
-        if isinstance(x, dict):
-            for name, value in x.items():
-                shape = tuple(value.shape) if hasattr(value, "shape") else np.asarray(value).shape
-                if name in self.input_names and len(shape) != 3:
-                    raise ValueError(
-                        f"{self.name}: `{name}` must have rank 3 (batch_size, num_choices, length). "
-                        f"Received shape {shape}"
-                    )
-            x = {name: _flat_stand_in(value) for name, value in x.items()}
-        check_inputs(x, self.backbone.get_config(), names=self.input_names, where=self.name)
-
-    def __call__(self, inputs, *args, **kwargs):
-        self._check(inputs)
-        return keras.Model.__call__(self, inputs, *args, **kwargs)
-
-    def fit(self, x=None, *args, **kwargs):
-        if isinstance(x, dict):
-            self._check(x)
-        return keras.Model.fit(self, x, *args, **kwargs)
-
-    def predict(self, x, *args, **kwargs):
-        if isinstance(x, dict):
-            self._check(x)
-        return keras.Model.predict(self, x, *args, **kwargs)
-
-    def evaluate(self, x=None, *args, **kwargs):
-        if isinstance(x, dict):
-            self._check(x)
-        return keras.Model.evaluate(self, x, *args, **kwargs)
-
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
-        """Compiles with BERT's fine-tuning defaults.
-
-        Args:
-            optimizer: "auto" is AdamW at lr 3e-5 (see `BertClassifier.compile`).
-            loss: "auto" is cross-entropy of the softmax across choices.
-            metrics: "auto" is accuracy.
-        """
-        if optimizer == "auto":
-            optimizer = fine_tuning_optimizer()
-        if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        if metrics == "auto":
-            metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def _task_config(self):
-        return {"dropout": self.dropout, "kernel_initializer": keras.initializers.serialize(self.kernel_initializer)}
-
-    @classmethod
-    def from_pretrained(cls, path, backbone_kwargs=None, **kwargs):
-        """A multiple-choice model on a pretrained backbone; the scoring layer starts random.
-
-        Args:
-            path: any checkpoint `BertBackbone.from_pretrained` reads.
-            backbone_kwargs: dict of backbone arguments that keep the weights' shapes.
-            **kwargs: the other constructor arguments.
-        """
-        return cls(pretrained_backbone(path, backbone_kwargs), **kwargs)
+    def compile_defaults(self):
+        """Cross-entropy of the softmax across choices, and accuracy."""
+        return {
+            "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        }

@@ -55,6 +55,7 @@ class BertPretrainer(BertTask):
 
     input_names = BACKBONE_INPUTS + ("mask_positions",)
     packed_input_names = BACKBONE_INPUTS + PACKED_INPUTS + ("mask_positions", "nsp_positions")
+    heads_in_checkpoints = True
 
     def __init__(self, backbone, **kwargs):
         # === Layers === (locals until the model is initialised, for the torch backend)
@@ -90,63 +91,36 @@ class BertPretrainer(BertTask):
         self.masked_lm_head = masked_lm_head
         self.next_sentence_head = next_sentence_head
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", weighted_metrics="auto", **kwargs):
-        """Compiles with BERT's pretraining defaults.
+    def default_optimizer(self):
+        """BERT's pretraining AdamW (lr 1e-4)."""
+        return create_optimizer()
 
-        Args:
-            optimizer: "auto" is AdamW (lr 1e-4, weight decay 0.01 except on
-                LayerNorm and biases, global norm clipping at 1.0); or any Keras optimizer.
-            loss: "auto" is the sum of MLM cross-entropy averaged over the real
-                masked positions (padded slots weigh 0) and NSP cross-entropy
-                (with packed inputs averaged over the real examples).
-            metrics: "auto" is NSP accuracy (with packed inputs it is a
-                weighted metric, over the real examples only).
-            weighted_metrics: "auto" is MLM accuracy over real masked positions.
-        """
-        if optimizer == "auto":
-            optimizer = create_optimizer()
+    def compile_defaults(self):
+        """The sum of MLM cross-entropy averaged over the real masked positions
+        (padded slots weigh 0) and NSP cross-entropy; NSP accuracy, and MLM
+        accuracy (a weighted metric) over the real masked positions. With
+        packed inputs, the NSP loss and accuracy are averaged over the real
+        examples only (empty NSP slots weigh 0)."""
         if self.backbone.packed_inputs:
-            # Empty NSP slots of a packed row weigh 0: they count for nothing
-            # in the loss (averaged over the weights) and in the accuracy.
-            if loss == "auto":
-                loss = {
+            return {
+                "loss": {
                     "mlm": keras.losses.SparseCategoricalCrossentropy(
                         from_logits=True, reduction="mean_with_sample_weight"
                     ),
                     "nsp": keras.losses.SparseCategoricalCrossentropy(
                         from_logits=True, reduction="mean_with_sample_weight"
                     ),
-                }
-            if metrics == "auto":
-                metrics = None
-            if weighted_metrics == "auto":
-                weighted_metrics = {
+                },
+                "weighted_metrics": {
                     "mlm": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
                     "nsp": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-                }
-        if loss == "auto":
-            loss = {
+                },
+            }
+        return {
+            "loss": {
                 "mlm": keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight"),
                 "nsp": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-            }
-        if metrics == "auto":
-            metrics = {"nsp": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
-        if weighted_metrics == "auto":
-            weighted_metrics = {"mlm": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, weighted_metrics=weighted_metrics, **kwargs)
-
-    @classmethod
-    def from_pretrained(cls, path, **kwargs):
-        """Backbone and MLM and NSP heads weights; the format is detected.
-
-        Args:
-            path: a Hugging Face folder, a Google TF1 checkpoint folder or
-                prefix, a `.keras` file, or `hf://owner/name[@revision]` (see
-                `BertBackbone.from_pretrained`). The checkpoint must hold the
-                MLM and NSP heads; a missing head is named in the error.
-            **kwargs: backbone arguments that keep the weights' shapes
-                (`dropout`, `dtype`, `output_attentions`, ...), and `cache_dir`.
-        """
-        from keras_bert.converters.checkpoint import load_task
-
-        return load_task(cls, path, **kwargs)
+            },
+            "metrics": {"nsp": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]},
+            "weighted_metrics": {"mlm": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]},
+        }

@@ -3,7 +3,6 @@
 import keras
 
 from keras_bert.layers.span_head import SpanHead
-from keras_bert.models.bert_classifier import fine_tuning_optimizer, pretrained_backbone
 from keras_bert.models.bert_task import BertTask
 
 
@@ -42,6 +41,8 @@ class BertQuestionAnswerer(BertTask):
     ```
     """
 
+    config_arguments = ("kernel_initializer",)
+
     def __init__(self, backbone, kernel_initializer="truncated_normal", **kwargs):
         # === Layers === (locals until the model is initialised, for the torch backend)
         span_head = SpanHead(kernel_initializer=kernel_initializer, dtype=backbone.dtype_policy, name="span_head")
@@ -58,40 +59,18 @@ class BertQuestionAnswerer(BertTask):
         # === Config ===
         self.kernel_initializer = span_head.kernel_initializer
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
-        """Compiles with BERT's SQuAD defaults.
-
-        Args:
-            optimizer: "auto" is AdamW at lr 3e-5 (see `BertClassifier.compile`).
-            loss: "auto" is the mean of the start and end cross-entropies
-                (Google's run_squad.py: `(start_loss + end_loss) / 2`).
-            metrics: "auto" is start and end position accuracy.
-        """
-        if optimizer == "auto":
-            optimizer = fine_tuning_optimizer()
-        if loss == "auto":
-            loss = {
+    def compile_defaults(self):
+        """BERT's SQuAD loss: the mean of the start and end cross-entropies
+        (Google's run_squad.py: `(start_loss + end_loss) / 2`); start and end
+        position accuracy."""
+        return {
+            "loss": {
                 "start": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                 "end": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-            }
-            kwargs.setdefault("loss_weights", {"start": 0.5, "end": 0.5})
-        if metrics == "auto":
-            metrics = {
+            },
+            "loss_weights": {"start": 0.5, "end": 0.5},
+            "metrics": {
                 "start": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
                 "end": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-            }
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def _task_config(self):
-        return {"kernel_initializer": keras.initializers.serialize(self.kernel_initializer)}
-
-    @classmethod
-    def from_pretrained(cls, path, backbone_kwargs=None, **kwargs):
-        """A question answerer on a pretrained backbone; the span head starts random.
-
-        Args:
-            path: any checkpoint `BertBackbone.from_pretrained` reads.
-            backbone_kwargs: dict of backbone arguments that keep the weights' shapes.
-            **kwargs: the other constructor arguments.
-        """
-        return cls(pretrained_backbone(path, backbone_kwargs), **kwargs)
+            },
+        }

@@ -1,50 +1,179 @@
 """BertTask: what every BERT model with a head shares."""
 
+from collections.abc import Mapping
+
 import keras
 
+from keras_bert.converters.checkpoint import read_checkpoint
+from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs, check_labels
+from keras_bert.models.pretrained import build_from_checkpoint
 from keras_bert.models.quantization import quantized_layers, restore_quantization
+from keras_bert.optimizers import create_optimizer
+
+
+def check_num_classes(num_classes, where):
+    """Raises ValueError unless `num_classes` is a positive int."""
+    if not isinstance(num_classes, int) or isinstance(num_classes, bool) or num_classes < 1:
+        raise ValueError(f"{where}: `num_classes` must be a positive int. Received: num_classes={num_classes!r}")
+
+
+def check_label_names(label_names, num_classes, where):
+    """`label_names` as a list of distinct strings matching `num_classes` (None: any number), or None."""
+    if label_names is None:
+        return None
+    if isinstance(label_names, str) or not all(isinstance(n, str) for n in label_names):
+        raise ValueError(f"{where}: `label_names` must be a list of strings. Received: label_names={label_names!r}")
+    label_names = list(label_names)
+    if len(set(label_names)) != len(label_names):
+        raise ValueError(f"{where}: `label_names` must be distinct. Received: label_names={label_names!r}")
+    if num_classes is not None and len(label_names) != num_classes:
+        raise ValueError(
+            f"{where}: `label_names` has {len(label_names)} names but num_classes={num_classes}. "
+            f"Received: label_names={label_names!r}"
+        )
+    return label_names
 
 
 class BertTask(keras.Model):
     """Base class of the task models (pretrainer, classifiers, ...).
 
     A task model is a functional model whose body is a `BertBackbone`. This
-    class gives them the same input checks as the backbone (so a wrong input
-    name, rank, dtype or out-of-range id fails with a clear message), and
-    config serialisation that stores the backbone's config, so `.keras` files
-    rebuild the same architecture on any backend.
+    class gives them all:
 
-    Subclasses set `input_names` and build their graph in `__init__`, passing
-    every extra constructor argument to `get_config` via `_task_config`.
+    - `from_pretrained`: the model on a pretrained backbone;
+    - the backbone's input checks (a wrong input name, rank, dtype or
+      out-of-range id fails with a clear message) on every call, `fit`,
+      `predict` and `evaluate`, and label checks on `fit` and `evaluate`;
+    - `compile` with the task's defaults (`default_optimizer`,
+      `compile_defaults`) for every argument left "auto";
+    - config serialisation that stores the backbone's config, so `.keras`
+      files rebuild the same architecture on any backend.
+
+    Subclasses build their graph in `__init__` and set the class attributes
+    below; `compile_defaults` gives their loss and metrics.
     """
 
+    # The names of the model's inputs.
     input_names = BACKBONE_INPUTS
+    # Inputs have a choices axis: `(batch_size, num_choices, length)`, and
+    # labels index the choices (multiple choice).
+    has_choices_axis = False
     # A label id that marks positions to leave out of the loss (token classifiers: -100).
     ignored_label = None
+    # Whether checkpoints hold this model's heads (the pretraining heads):
+    # `from_pretrained` then loads them too, else they start random.
+    heads_in_checkpoints = False
+    # Constructor arguments other than `backbone`, stored as attributes of the same name, for `get_config`.
+    config_arguments = ()
 
+    @classmethod
+    def from_pretrained(cls, path, *args, backbone_kwargs=None, **kwargs):
+        """The model on a pretrained backbone; the format is detected.
+
+        Args:
+            path: any checkpoint `BertBackbone.from_pretrained` reads (Hugging
+                Face folder, Google TF1 checkpoint, `.keras` file, `hf://owner/name`).
+            *args: the constructor's other positional arguments (e.g. `num_classes`).
+            backbone_kwargs: dict of backbone arguments that keep the weights'
+                shapes (`dropout`, `dtype`, ...), and `cache_dir` for hub names.
+            **kwargs: the other constructor arguments (`num_classes`,
+                `label_names`, ...). For models whose heads checkpoints hold
+                (`BertPretrainer`, `BertMaskedLM`), backbone arguments instead,
+                as in `backbone_kwargs`.
+
+        Returns:
+            A model of this class. Its head starts random, except for the
+            pretraining heads, which are loaded too: a checkpoint without
+            them raises ValueError naming the missing tensors.
+
+        Examples:
+        ```python
+        classifier = keras_bert.BertClassifier.from_pretrained("path/to/hf_bert_dir", num_classes=2)
+        pretrainer = keras_bert.BertPretrainer.from_pretrained("uncased_L-12_H-768_A-12/", dropout=0.0)
+        ```
+        """
+        backbone_kwargs = dict(backbone_kwargs or {})
+        if cls.heads_in_checkpoints:
+            if args:
+                raise TypeError(f"{cls.__name__}.from_pretrained takes only `path` positionally. Received: {args!r}")
+            backbone_kwargs.update(kwargs)
+            cache_dir = backbone_kwargs.pop("cache_dir", None)
+            return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, BertBackbone, **backbone_kwargs)
+        return cls(BertBackbone.from_pretrained(path, **backbone_kwargs), *args, **kwargs)
+
+    # --- input and label checks: bad data fail here with a clear message, not deep in a kernel.
     def __call__(self, inputs, *args, **kwargs):
-        check_inputs(inputs, self.backbone.get_config(), names=self.input_names, where=self.name)
+        check_inputs(
+            inputs, self.backbone.get_config(), names=self.input_names, where=self.name, choices=self.has_choices_axis
+        )
         return super().__call__(inputs, *args, **kwargs)
 
     def fit(self, x=None, *args, **kwargs):
-        check_fit_data(x, self.backbone.get_config(), self.input_names, self.name)
-        self._check_labels(args[0] if args else kwargs.get("y"))
+        self._check_data(x, args[0] if args else kwargs.get("y"))
         return super().fit(x, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
-        check_fit_data(x, self.backbone.get_config(), self.input_names, self.name)
+        self._check_data(x)
         return super().predict(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
-        check_fit_data(x, self.backbone.get_config(), self.input_names, self.name)
-        self._check_labels(args[0] if args else kwargs.get("y"))
+        self._check_data(x, args[0] if args else kwargs.get("y"))
         return super().evaluate(x, *args, **kwargs)
 
-    def _check_labels(self, y):
-        num_classes = getattr(self, "num_classes", None)
+    def _check_data(self, x, y=None):
+        config = self.backbone.get_config()
+        check_fit_data(x, config, self.input_names, self.name, choices=self.has_choices_axis)
+        num_classes = self._num_label_classes(x)
         if y is not None and num_classes is not None:
             check_labels(y, num_classes, self.name, self.ignored_label)
+
+    def _num_label_classes(self, x):
+        """How many classes the labels of `x` may take, or None when that is not known."""
+        if not self.has_choices_axis:
+            return getattr(self, "num_classes", None)
+        token_ids = x.get("token_ids") if isinstance(x, Mapping) else None
+        shape = getattr(token_ids, "shape", None)
+        # (batch_size, num_choices, length): a label is the index of a choice.
+        return shape[1] if shape is not None and len(shape) == 3 and shape[1] is not None else None
+
+    # --- compiling
+    def default_optimizer(self):
+        """The optimizer "auto" means: BERT's AdamW at a fine-tuning learning rate (3e-5)."""
+        return create_optimizer(learning_rate=3e-5)
+
+    def compile_defaults(self):
+        """What `compile` uses for `loss`, `metrics` and `weighted_metrics` left "auto".
+
+        Returns:
+            A dict with any of `loss`, `metrics`, `weighted_metrics` (a missing
+            one means None) and `loss_weights` (used with the default loss).
+            Subclasses give their task's.
+        """
+        return {}
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", weighted_metrics="auto", **kwargs):
+        """Compiles with the task's defaults for every argument left "auto".
+
+        Args:
+            optimizer: "auto" is `default_optimizer()` (AdamW, weight decay
+                0.01 except on LayerNorm and biases, global norm clipping at
+                1.0); or any Keras optimizer, e.g. `create_optimizer(learning_rate=...,
+                warmup_steps=..., total_steps=...)` for warmup and linear decay.
+            loss: "auto" is the task's loss (see the class's `compile_defaults`).
+            metrics: "auto" is the task's metrics.
+            weighted_metrics: "auto" is the task's metrics weighted by the sample weights.
+            **kwargs: the other arguments of `keras.Model.compile`.
+        """
+        if _is_auto(optimizer):
+            optimizer = self.default_optimizer()
+        arguments = {"loss": loss, "metrics": metrics, "weighted_metrics": weighted_metrics}
+        if any(_is_auto(value) for value in arguments.values()):
+            defaults = self.compile_defaults()
+            if _is_auto(loss) and "loss_weights" in defaults:
+                kwargs.setdefault("loss_weights", defaults["loss_weights"])
+            arguments = {name: defaults.get(name) if _is_auto(value) else value for name, value in arguments.items()}
+        super().compile(optimizer=optimizer, **arguments, **kwargs)
 
     def compile_from_config(self, config):
         # Our `compile` fills defaults; a saved compile config already holds the
@@ -60,9 +189,16 @@ class BertTask(keras.Model):
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
+    # --- saving
     def _task_config(self):
-        """Constructor arguments other than `backbone`; subclasses extend it."""
-        return {}
+        """The constructor arguments in `config_arguments`, serialised."""
+        config = {}
+        for name in self.config_arguments:
+            value = getattr(self, name)
+            if isinstance(value, keras.initializers.Initializer):
+                value = keras.initializers.serialize(value)
+            config[name] = value
+        return config
 
     def get_config(self):
         return {
@@ -81,3 +217,7 @@ class BertTask(keras.Model):
         quantized = config.pop("quantized_layers", None)
         model = cls(**config)
         return restore_quantization(model, quantized) if quantized else model
+
+
+def _is_auto(value):
+    return isinstance(value, str) and value == "auto"

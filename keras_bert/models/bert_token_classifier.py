@@ -4,13 +4,7 @@ import keras
 
 from keras_bert.layers._utils import check_rate, get_initializer
 from keras_bert.metrics.masked_accuracy import MaskedAccuracy
-from keras_bert.models.bert_classifier import (
-    check_label_names,
-    check_num_classes,
-    fine_tuning_optimizer,
-    pretrained_backbone,
-)
-from keras_bert.models.bert_task import BertTask
+from keras_bert.models.bert_task import BertTask, check_label_names, check_num_classes
 
 IGNORE_LABEL = -100
 
@@ -50,6 +44,7 @@ class BertTokenClassifier(BertTask):
     """
 
     ignored_label = IGNORE_LABEL
+    config_arguments = ("num_classes", "dropout", "label_names", "kernel_initializer")
 
     def __init__(
         self,
@@ -86,45 +81,13 @@ class BertTokenClassifier(BertTask):
         self.label_names = label_names
         self.kernel_initializer = get_initializer(kernel_initializer)
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", weighted_metrics="auto", **kwargs):
-        """Compiles with BERT's fine-tuning defaults.
-
-        Args:
-            optimizer: "auto" is AdamW at lr 3e-5 (see `BertClassifier.compile`).
-            loss: "auto" is sparse categorical cross-entropy averaged over the
-                positions whose label is not -100 and whose sample weight is not 0.
-            metrics: "auto" is none (the accuracy below already skips ignored positions).
-            weighted_metrics: "auto" is `MaskedAccuracy`: token accuracy over
-                the same positions as the loss.
-        """
-        if optimizer == "auto":
-            optimizer = fine_tuning_optimizer()
-        if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(
-                from_logits=True, ignore_class=IGNORE_LABEL, reduction="mean_with_sample_weight"
-            )
-        if metrics == "auto":
-            metrics = None
-        if weighted_metrics == "auto":
-            weighted_metrics = [MaskedAccuracy(ignore_class=IGNORE_LABEL, name="accuracy")]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, weighted_metrics=weighted_metrics, **kwargs)
-
-    def _task_config(self):
+    def compile_defaults(self):
+        """Sparse categorical cross-entropy averaged over the positions whose
+        label is not -100 and whose sample weight is not 0, and `MaskedAccuracy`
+        (a weighted metric): token accuracy over the same positions."""
         return {
-            "num_classes": self.num_classes,
-            "dropout": self.dropout,
-            "label_names": self.label_names,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "loss": keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, ignore_class=IGNORE_LABEL, reduction="mean_with_sample_weight"
+            ),
+            "weighted_metrics": [MaskedAccuracy(ignore_class=IGNORE_LABEL, name="accuracy")],
         }
-
-    @classmethod
-    def from_pretrained(cls, path, num_classes, backbone_kwargs=None, **kwargs):
-        """A token classifier on a pretrained backbone; the head starts random.
-
-        Args:
-            path: any checkpoint `BertBackbone.from_pretrained` reads.
-            num_classes: int, as in the constructor.
-            backbone_kwargs: dict of backbone arguments that keep the weights' shapes.
-            **kwargs: the other constructor arguments.
-        """
-        return cls(pretrained_backbone(path, backbone_kwargs), num_classes=num_classes, **kwargs)

@@ -29,12 +29,12 @@ def _concrete(value):
         return None
     backend = keras.backend.backend()
     if backend == "torch":
-        import torch
+        import torch  # defers torch: imported only when it is the backend
 
         if isinstance(value, torch.Tensor):
             return value.detach().cpu().numpy()
     elif backend == "jax":
-        import jax
+        import jax  # defers JAX: imported only when it is the backend
 
         if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
             return np.asarray(value)
@@ -43,7 +43,31 @@ def _concrete(value):
     return None
 
 
-def check_inputs(inputs, config, names=BACKBONE_INPUTS, where="BertBackbone"):
+def _folded_choices(value):
+    """A rank-2 stand-in `(batch_size * num_choices, length)` of a rank-3 input, for the checks below."""
+    concrete = _concrete(value)
+    if concrete is not None:
+        return concrete.reshape((-1,) + concrete.shape[2:]) if concrete.ndim == 3 else concrete
+    if not hasattr(value, "shape"):
+        value = np.asarray(value)
+    shape = tuple(value.shape)
+    if len(shape) != 3:
+        return value
+    return keras.KerasTensor((None, shape[2]), dtype=keras.backend.standardize_dtype(value.dtype))
+
+
+def _fold_choices(inputs, names, where):
+    """Checks that the inputs in `names` have rank 3, and folds their choices axis into the batch."""
+    for name, value in inputs.items():
+        shape = tuple(value.shape) if hasattr(value, "shape") else np.asarray(value).shape
+        if name in names and len(shape) != 3:
+            raise ValueError(
+                f"{where}: `{name}` must have rank 3 (batch_size, num_choices, length). Received shape {shape}"
+            )
+    return {name: _folded_choices(value) for name, value in inputs.items()}
+
+
+def check_inputs(inputs, config, names=BACKBONE_INPUTS, where="BertBackbone", choices=False):
     """Raises ValueError when `inputs` do not fit a model with `config`.
 
     Args:
@@ -51,11 +75,15 @@ def check_inputs(inputs, config, names=BACKBONE_INPUTS, where="BertBackbone"):
         config: dict with `vocabulary_size`, `max_sequence_length`, `num_segments`.
         names: the input names the model takes.
         where: the model's name, for messages.
+        choices: bool. The inputs have a choices axis, `(batch_size,
+            num_choices, length)` (multiple choice), instead of `(batch_size, length)`.
     """
     if not isinstance(inputs, Mapping):
         raise ValueError(
             f"{where} takes a dict of tensors with keys {list(names)}. Received: {type(inputs).__name__}"
         )
+    if choices:
+        inputs = _fold_choices(inputs, names, where)
     missing = [n for n in names if n not in inputs]
     unknown = [k for k in inputs if k not in names]
     if missing or unknown:
@@ -128,10 +156,10 @@ def _check_range(inputs, name, limit, limit_name, where):
         raise ValueError(f"{where}: `{name}` must be in [0, {limit}) ({limit_name}={limit}). Received a value of {bad}")
 
 
-def check_fit_data(x, config, names, where):
-    """Checks `x` of `fit`/`predict`/`evaluate` when it is a dict of arrays."""
+def check_fit_data(x, config, names, where, choices=False):
+    """Checks `x` of `fit`/`predict`/`evaluate` when it is a dict of arrays (see `check_inputs`)."""
     if isinstance(x, Mapping):
-        check_inputs(x, config, names=names, where=where)
+        check_inputs(x, config, names=names, where=where, choices=choices)
         first = x.get(names[0])
         # Keras's predict loop crashes on zero examples (and on JAX leaves the
         # model unable to predict again): say so instead.

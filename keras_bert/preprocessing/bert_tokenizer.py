@@ -9,6 +9,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_bert._utf8 import read_utf8
+from keras_bert.converters.tokenizer_files import find_vocabulary, read_do_lower_case
 from keras_bert.preprocessing import _bert_text
 
 # Plain graph code without Python control flow on tensors: skipping AutoGraph
@@ -209,8 +210,6 @@ class BertTokenizer(tf.Module):
         Returns:
             A `BertTokenizer`.
         """
-        from keras_bert.converters.tokenizer_files import find_vocabulary, read_do_lower_case
-
         path = os.fspath(path)
         if not os.path.exists(path) and not os.path.exists(path + ".index"):  # a TF1 prefix names no file
             raise ValueError(f"`path` {path!r} does not exist.")

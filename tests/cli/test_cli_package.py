@@ -57,11 +57,6 @@ def test_the_checker_sees_argparse_and_user_errors():
     assert cli_only_violations("def f():\n    raise ValueError('argparse UserError')\n", "a") == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="converters/convert.py imports argparse until the convert branch of issue 16 moves its argument "
-    "code to keras_bert/cli/convert.py; remove this marker at that merge (strict: it fails once it passes)",
-)
 def test_only_cli_parses_arguments_or_raises_user_errors():
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):

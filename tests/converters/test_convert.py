@@ -10,7 +10,9 @@ import pytest
 
 from conftest import numpy_tree
 from keras_bert import BertBackbone, BertMaskedLM, BertPretrainer
-from keras_bert.converters import add_convert_arguments, convert, read_do_lower_case, run_convert
+from keras_bert.cli.convert import add_convert_arguments, run_convert
+from keras_bert.converters import read_do_lower_case
+from keras_bert.jobs.convert import convert
 
 tf = pytest.importorskip("tensorflow")
 torch = pytest.importorskip("torch")

@@ -15,7 +15,8 @@ import pytest
 
 from conftest import numpy_tree
 from keras_bert import BertBackbone, BertMaskedLM, BertPretrainer
-from keras_bert.converters import convert, save_hf_checkpoint
+from keras_bert.converters import save_hf_checkpoint
+from keras_bert.jobs.convert import convert
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

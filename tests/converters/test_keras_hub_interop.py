@@ -14,7 +14,7 @@ import pytest
 
 from conftest import numpy_tree, random_bert_inputs
 from keras_bert import BertBackbone, BertPretrainer
-from keras_bert.converters import from_keras_hub, to_keras_hub
+from keras_bert.converters import to_keras_hub
 
 keras_hub = pytest.importorskip("keras_hub")
 
@@ -45,7 +45,7 @@ def max_delta(ours, theirs, inputs):
 
 def test_keras_hub_to_ours():
     hub = perturbed(keras_hub.models.BertBackbone(**SIZE))
-    backbone = from_keras_hub(hub)
+    backbone = BertBackbone.from_keras_hub(hub)
     assert isinstance(backbone, BertBackbone) and backbone.count_params() == hub.count_params()
     inputs = random_bert_inputs(4, 16, SIZE["vocabulary_size"], pad_last=5)
     approximate = max_delta(backbone(inputs), hub(inputs), inputs)
@@ -65,7 +65,7 @@ def test_ours_to_keras_hub():
     assert delta <= 1e-5
 
     # And back: the weights survive the round trip exactly.
-    again = from_keras_hub(hub)
+    again = BertBackbone.from_keras_hub(hub)
     for a, b in zip(model.backbone.get_weights(), again.get_weights()):
         np.testing.assert_array_equal(a, b)
 
@@ -91,7 +91,7 @@ def test_real_minilm_through_keras_hub(minilm_path, shared_data):
     print(f"MiniLM ours -> keras-hub: max |delta| {delta:.2e} (tanh-approximate GELU: {approximate:.2e})")
     assert delta <= 1e-5
     assert approximate < 1e-2
-    back = from_keras_hub(hub)
+    back = BertBackbone.from_keras_hub(hub)
     for a, b in zip(ours.get_weights(), back.get_weights()):
         np.testing.assert_array_equal(a, b)
 
@@ -102,4 +102,4 @@ def test_what_keras_hub_cannot_hold_is_refused():
     with pytest.raises(ValueError, match="normalize_first"):
         to_keras_hub(BertBackbone(**SIZE, normalize_first=True))
     with pytest.raises(ValueError, match="Received: str"):
-        from_keras_hub("bert_base_en")
+        BertBackbone.from_keras_hub("bert_base_en")

@@ -7,11 +7,13 @@ import pytest
 from harness import run_layer_test
 from keras_bert.layers import (
     BertEmbeddings,
+    FlattenChoices,
     MaskedLMHead,
     NextSentenceHead,
     Pooler,
     SelfAttention,
     TransformerEncoder,
+    UnflattenChoices,
 )
 
 BATCH, SEQ, HIDDEN, VOCAB = 2, 6, 16, 50
@@ -214,3 +216,34 @@ def test_masked_lm_head_rejects_mismatched_embedding():
 def test_bert_embeddings_rejects_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         BertEmbeddings(**kwargs)
+
+
+def test_flatten_choices(tmp_path):
+    token_ids = np.arange(BATCH * 3 * SEQ, dtype="int32").reshape(BATCH, 3, SEQ)
+    layer = run_layer_test(
+        FlattenChoices,
+        {},
+        {"x": token_ids},
+        expected_output_shape=(BATCH * 3, SEQ),
+        expected_num_trainable_weights=0,
+        expected_output_dtype="int32",
+        tmp_path=tmp_path,
+    )
+    # Row-major: choice j of example i becomes row i * num_choices + j.
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(layer(token_ids)), token_ids.reshape(BATCH * 3, SEQ))
+
+
+def test_unflatten_choices(tmp_path):
+    scores = np.arange(BATCH * 3, dtype="float32").reshape(BATCH * 3, 1)
+    token_ids = np.zeros((BATCH, 3, SEQ), "int32")
+    layer = run_layer_test(
+        UnflattenChoices,
+        {},
+        {"scores": scores, "token_ids": token_ids},
+        expected_output_shape=(BATCH, 3),
+        expected_num_trainable_weights=0,
+        tmp_path=tmp_path,
+    )
+    # The inverse of FlattenChoices: example i's scores are rows i * 3 .. i * 3 + 2.
+    unflattened = keras.ops.convert_to_numpy(layer(scores, token_ids))
+    np.testing.assert_array_equal(unflattened, scores.reshape(BATCH, 3))

@@ -15,10 +15,11 @@ import tensorflow as tf
 
 from keras_bert import BertBackbone
 from keras_bert.jobs.checkpointing import load_checkpoint, save_checkpoint
-from keras_bert.converters import convert, load_weights, save_hf_checkpoint
+from keras_bert.converters import load_weights, save_hf_checkpoint
 from keras_bert.converters.hf_writer import hf_config
 from keras_bert.converters.tf1_checkpoint import canonical_to_tf1_name
 from keras_bert.converters.weight_map import canonical_weights
+from keras_bert.jobs.convert import convert
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 from robustness_helpers import FIXTURE_VOCAB
 

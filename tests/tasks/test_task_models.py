@@ -7,7 +7,15 @@ import pytest
 from conftest import random_bert_inputs
 from harness import run_layer_test, run_model_test, run_saving_test
 from keras_bert.layers import SpanHead
-from keras_bert.models import BertClassifier, BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier
+from keras_bert.models import (
+    BertClassifier,
+    BertMaskedLM,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertQuestionAnswerer,
+    BertTask,
+    BertTokenClassifier,
+)
 from task_helpers import tiny_backbone
 
 VOCAB, BATCH, SEQ = 40, 4, 10
@@ -129,6 +137,21 @@ def test_multiple_choice_input_checks():
         model(x)
 
 
+def test_multiple_choice_fit_and_evaluate_check_labels_against_the_number_of_choices():
+    model = BertMultipleChoice(backbone())
+    model.compile()
+    # 3 choices: label 3 names no choice. BertTask's label check refuses it before any step runs.
+    with pytest.raises(ValueError, match=r"class labels must be in \[0, 3\) \(num_classes=3\)\. Received 3"):
+        model.fit(choice_inputs(), np.array([0, 1, 3, 2]), epochs=1, verbose=0)
+    with pytest.raises(ValueError, match=r"class labels must be in \[0, 5\)"):
+        model.evaluate(choice_inputs(num_choices=5), y=np.array([0, -1, 2, 4]), verbose=0)
+    with pytest.raises(ValueError, match="class labels must be integer ids"):
+        model.fit(choice_inputs(), np.array([0.5, 1, 2, 0]), epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="the inputs hold 0 examples"):
+        model.predict({k: v[:0] for k, v in choice_inputs().items()}, verbose=0)
+    model.fit(choice_inputs(), np.array([0, 1, 2, 2]), epochs=1, verbose=0)  # labels in range pass
+
+
 def test_token_classifier_loss_ignores_minus_100_and_zero_weights():
     model = BertTokenClassifier(backbone(), num_classes=3)
     model.compile()
@@ -198,15 +221,22 @@ def test_mixed_precision_logits_are_float32():
     assert keras.backend.standardize_dtype(qa(inputs())["start"].dtype) == "float32"
 
 
-@pytest.mark.parametrize(
-    "cls, kwargs",
-    [
-        (BertClassifier, dict(num_classes=2, label_names=["no", "yes"], dropout=0.2)),
-        (BertTokenClassifier, dict(num_classes=3)),
-        (BertQuestionAnswerer, {}),
-        (BertMultipleChoice, dict(dropout=0.0)),
-    ],
-)
+TASKS_WITH_NEW_HEADS = [
+    (BertClassifier, dict(num_classes=2, label_names=["no", "yes"], dropout=0.2)),
+    (BertTokenClassifier, dict(num_classes=3)),
+    (BertQuestionAnswerer, {}),
+    (BertMultipleChoice, dict(dropout=0.0)),
+]
+
+
+@pytest.mark.parametrize("cls", [c for c, _ in TASKS_WITH_NEW_HEADS] + [BertPretrainer, BertMaskedLM])
+def test_every_task_model_has_from_pretrained_and_its_checks_from_bert_task(cls):
+    assert cls.from_pretrained.__func__ is BertTask.from_pretrained.__func__
+    for method in ("fit", "predict", "evaluate", "__call__", "compile", "get_config"):
+        assert getattr(cls, method) is getattr(BertTask, method), f"{cls.__name__}.{method} overrides BertTask's"
+
+
+@pytest.mark.parametrize("cls, kwargs", TASKS_WITH_NEW_HEADS)
 def test_from_pretrained_puts_a_new_head_on_a_pretrained_backbone(monkeypatch, cls, kwargs):
     from keras_bert import BertBackbone
 
@@ -222,3 +252,37 @@ def test_from_pretrained_puts_a_new_head_on_a_pretrained_backbone(monkeypatch, c
     assert isinstance(model, cls) and model.backbone.dropout == 0.05
     for name, value in kwargs.items():
         assert getattr(model, name) == value
+
+
+@pytest.mark.parametrize("cls, kwargs", TASKS_WITH_NEW_HEADS)
+def test_from_pretrained_reads_a_saved_backbone(tmp_path, cls, kwargs):
+    pretrained = backbone()
+    pretrained.save(tmp_path / "backbone.keras")
+    model = cls.from_pretrained(tmp_path / "backbone.keras", backbone_kwargs={"dropout": 0.05}, **kwargs)
+    assert type(model) is cls and model.backbone.dropout == 0.05
+    for ours, theirs in zip(model.backbone.get_weights(), pretrained.get_weights()):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_from_pretrained_takes_the_constructor_arguments_positionally(tmp_path):
+    backbone().save(tmp_path / "backbone.keras")
+    model = BertClassifier.from_pretrained(tmp_path / "backbone.keras", 3)
+    assert model.num_classes == 3
+
+
+def test_pretraining_models_load_their_heads_from_pretrained(tmp_path):
+    pretrainer = BertPretrainer(backbone())
+    pretrainer.save(tmp_path / "pretrainer.keras")
+    # A new pretrainer built from the file's tensors (dropout changed) holds the same heads.
+    again = BertPretrainer.from_pretrained(tmp_path / "pretrainer.keras", dropout=0.05)
+    assert again is not pretrainer and again.backbone.dropout == 0.05
+    for ours, theirs in zip(again.get_weights(), pretrainer.get_weights()):
+        np.testing.assert_array_equal(ours, theirs)
+    masked_lm = BertMaskedLM.from_pretrained(tmp_path / "pretrainer.keras", backbone_kwargs={"dropout": 0.05})
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(masked_lm.masked_lm_head.output_bias),
+        keras.ops.convert_to_numpy(pretrainer.masked_lm_head.output_bias),
+    )
+    backbone().save(tmp_path / "backbone.keras")
+    with pytest.raises(ValueError, match="lacks tensors the model needs: cls.predictions"):
+        BertMaskedLM.from_pretrained(tmp_path / "backbone.keras")

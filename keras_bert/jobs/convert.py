@@ -1,4 +1,6 @@
-"""`keras-bert convert`: between Google TF1 checkpoints, Hugging Face folders and `.keras` files.
+"""Converting checkpoints between Google TF1, Hugging Face folders and `.keras` files.
+
+`keras-bert convert` (`keras_bert.cli.convert`) runs `convert`:
 
     keras-bert convert uncased_L-12_H-768_A-12/ bert.keras       # TF1 -> .keras
     keras-bert convert hf_bert/ bert.keras                       # HF folder -> .keras
@@ -14,15 +16,17 @@ Every destination is written under a temporary name beside it and renamed
 into place, so a failed conversion leaves nothing behind.
 """
 
-import argparse
 import json
 import os
 import shutil
-import sys
 
 from keras_bert.converters import tokenizer_files
 from keras_bert.converters.checkpoint import read_checkpoint
 from keras_bert.converters.hf_writer import atomic_destination, save_hf_checkpoint
+from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.bert_masked_lm import BertMaskedLM
+from keras_bert.models.bert_pretrainer import BertPretrainer
+from keras_bert.models.pretrained import build_from_checkpoint
 
 MODEL_CHOICES = ("auto", "backbone", "pretrainer", "masked_lm")
 TARGETS = ("hf", "keras")
@@ -64,8 +68,6 @@ class ConversionResult:
 
 
 def _model_class(checkpoint, model):
-    from keras_bert.models import BertBackbone, BertMaskedLM, BertPretrainer
-
     if model not in MODEL_CHOICES:
         raise ValueError(f"`model` must be one of {MODEL_CHOICES}. Received: model={model!r}")
     if model == "auto":
@@ -149,7 +151,7 @@ def convert(
         checkpoint.vocabulary_file = os.fspath(vocabulary)
     if do_lower_case is not None:
         checkpoint.do_lower_case = bool(do_lower_case)
-    converted = checkpoint.build(cls)
+    converted = build_from_checkpoint(checkpoint, cls, None if cls is BertBackbone else BertBackbone)
     if target == "keras":
         destination, written = _write_keras(
             converted, destination, checkpoint.vocabulary_file, checkpoint.do_lower_case, overwrite
@@ -166,52 +168,3 @@ def convert(
     return ConversionResult(
         checkpoint.format, checkpoint.format_name, cls.__name__, converted.count_params(), destination, target, written
     )
-
-
-def add_convert_arguments(parser):
-    """Adds `convert`'s arguments to an argparse (sub)parser."""
-    parser.add_argument(
-        "source", help="TF1 folder or checkpoint prefix, Hugging Face folder, hf://owner/name, or .keras file"
-    )
-    parser.add_argument("destination", help="a .keras path, or a folder for --to hf")
-    parser.add_argument("--to", choices=TARGETS, default=None, help="output format (default: by destination name)")
-    parser.add_argument(
-        "--model", choices=MODEL_CHOICES, default="auto", help="model class (default: by the heads the source holds)"
-    )
-    parser.add_argument("--vocabulary", default=None, help="vocab.txt to use instead of the source's")
-    parser.add_argument(
-        "--lowercase",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="whether the tokenizer lowercases (default: from the source)",
-    )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing destination")
-    parser.add_argument("--cache-dir", default=None, help="Hugging Face cache folder for hf:// sources")
-    return parser
-
-
-def run_convert(args):
-    """Runs `keras-bert convert` with parsed `args`; prints a one-line summary.
-
-    Returns:
-        The exit status: 0 on success, 1 when the conversion was refused
-        (the reason is printed to stderr).
-    """
-    try:
-        result = convert(
-            args.source,
-            args.destination,
-            to=args.to,
-            model=args.model,
-            vocabulary=args.vocabulary,
-            do_lower_case=args.lowercase,
-            overwrite=args.overwrite,
-            cache_dir=args.cache_dir,
-        )
-    except (ValueError, OSError) as error:
-        if getattr(args, "debug", False):
-            raise
-        print(f"keras-bert convert: error: {' '.join(str(error).split())}", file=sys.stderr)  # one line
-        return 1
-    print(result.summary())
-    return 0

@@ -1,0 +1,58 @@
+"""Building models from checkpoints: a `Checkpoint`'s config and tensors become a model.
+
+`keras_bert.converters` reads every checkpoint format into a `Checkpoint`
+(a backbone config and canonical tensors); this module builds the model and
+loads them into it, all or nothing. `BertBackbone.from_pretrained` and
+`BertTask.from_pretrained` come here, as does `keras-bert convert`.
+
+The classes to build are passed in (`cls`, `backbone_cls`), so this module
+sits below the model classes that call it.
+"""
+
+# Constructor arguments a caller may change without changing weight shapes.
+# (`packed_inputs` too: a backbone pretrained on packed sequences has the same weights as an unpacked one.)
+FREE_ARGUMENTS = {"dropout", "dtype", "output_hidden_states", "output_attentions", "packed_inputs", "name", "trainable"}
+
+
+def _reused_keras_model(model, cls):
+    """A loaded `.keras` model (or its backbone) when it already is a `cls`, else None."""
+    if isinstance(model, cls):
+        return model
+    backbone = getattr(model, "backbone", None)
+    if isinstance(backbone, cls):
+        return backbone
+    return None
+
+
+def build_from_checkpoint(checkpoint, cls, backbone_cls=None, **kwargs):
+    """A new model of class `cls` with the weights of `checkpoint`, all or nothing.
+
+    Args:
+        checkpoint: a `keras_bert.converters.checkpoint.Checkpoint`.
+        cls: the class to build: a backbone class, or a task class built as
+            `cls(backbone)` whose weights the checkpoint holds (its heads included).
+        backbone_cls: the backbone class when `cls` is a task class; None when
+            `cls` is the backbone class.
+        **kwargs: backbone constructor arguments that keep the weights' shapes
+            (`dropout`, `dtype`, `output_attentions`, ...; see `FREE_ARGUMENTS`).
+
+    Returns:
+        The model. A `.keras` checkpoint that already holds a `cls` (or a
+        model whose backbone is one) gives that model, when no `kwargs` ask
+        for a different one.
+    """
+    unknown = set(kwargs) - FREE_ARGUMENTS
+    if unknown:
+        raise ValueError(
+            "from_pretrained takes only arguments that keep the weights' shapes "
+            f"({sorted(FREE_ARGUMENTS)}). Received: {sorted(unknown)}"
+        )
+    # Before reusing a loaded .keras model too: a wrong vocabulary must not pass there either.
+    checkpoint.check_vocabulary()
+    if checkpoint.keras_model is not None and not kwargs:
+        reused = _reused_keras_model(checkpoint.keras_model, cls)
+        if reused is not None:
+            return reused
+    config = {**checkpoint.config, **kwargs}
+    model = cls.from_config(config) if backbone_cls is None else cls(backbone_cls.from_config(config))
+    return checkpoint.load_into(model)
