@@ -11,7 +11,8 @@ import pytest
 from keras_bert import BertPretrainer
 from keras_bert.jobs.finetune import add_finetune_arguments, finetune, run_finetune
 from keras_bert.pipelines.text_pipelines import load_pipeline
-from task_helpers import FIXTURES, tiny_backbone, write
+from harness import tiny_backbone
+from task_helpers import FIXTURES, write
 
 VOCAB = str(FIXTURES / "vocab.txt")
 # The job's files, reports and error paths do not depend on the backend; every head trains and predicts

@@ -4,17 +4,11 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import random_bert_inputs
-from harness import run_layer_test, run_model_test, run_saving_test
+from harness import random_bert_inputs, run_layer_test, run_model_test, run_saving_test, tiny_backbone
 from keras_bert.layers import SpanHead
 from keras_bert.models import BertClassifier, BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier
-from task_helpers import tiny_backbone
 
 VOCAB, BATCH, SEQ = 40, 4, 10
-
-
-def backbone(**overrides):
-    return tiny_backbone(vocabulary_size=VOCAB, max_sequence_length=16, hidden_dim=16, **overrides)
 
 
 def inputs():
@@ -47,7 +41,7 @@ def test_span_head_layer(tmp_path):
 
 def test_classifier_harness(tmp_path):
     model = run_model_test(
-        lambda: BertClassifier(backbone(), num_classes=3, label_names=["a", "b", "c"]),
+        lambda: BertClassifier(tiny_backbone(), num_classes=3, label_names=["a", "b", "c"]),
         inputs(),
         (BATCH, 3),
         tmp_path,
@@ -60,7 +54,7 @@ def test_classifier_harness(tmp_path):
 
 def test_regressor_harness_uses_mse(tmp_path):
     model = run_model_test(
-        lambda: BertClassifier(backbone(), num_classes=1),
+        lambda: BertClassifier(tiny_backbone(), num_classes=1),
         inputs(),
         (BATCH, 1),
         tmp_path,
@@ -74,7 +68,7 @@ def test_token_classifier_harness(tmp_path):
     labels = np.random.default_rng(0).integers(0, 5, (BATCH, SEQ))
     labels[:, 0] = -100
     run_model_test(
-        lambda: BertTokenClassifier(backbone(), num_classes=5, label_names=["O", "B-X", "I-X", "B-Y", "I-Y"]),
+        lambda: BertTokenClassifier(tiny_backbone(), num_classes=5, label_names=["O", "B-X", "I-X", "B-Y", "I-Y"]),
         inputs(),
         (BATCH, SEQ, 5),
         tmp_path,
@@ -84,7 +78,7 @@ def test_token_classifier_harness(tmp_path):
 
 def test_question_answerer_harness(tmp_path):
     run_model_test(
-        lambda: BertQuestionAnswerer(backbone()),
+        lambda: BertQuestionAnswerer(tiny_backbone()),
         inputs(),
         {"start": (BATCH, SEQ), "end": (BATCH, SEQ)},
         tmp_path,
@@ -99,7 +93,7 @@ def choice_inputs(num_choices=3):
 
 def test_multiple_choice_harness(tmp_path):
     model = run_model_test(
-        lambda: BertMultipleChoice(backbone()),
+        lambda: BertMultipleChoice(tiny_backbone()),
         choice_inputs(),
         (BATCH, 3),
         tmp_path,
@@ -110,7 +104,7 @@ def test_multiple_choice_harness(tmp_path):
 
 
 def test_multiple_choice_scores_each_choice_on_its_own():
-    model = BertMultipleChoice(backbone())
+    model = BertMultipleChoice(tiny_backbone())
     x = choice_inputs()
     scores = keras.ops.convert_to_numpy(model(x, training=False))
     # Choice 1 alone, as an example with one choice, gets the same score.
@@ -119,7 +113,7 @@ def test_multiple_choice_scores_each_choice_on_its_own():
 
 
 def test_multiple_choice_input_checks():
-    model = BertMultipleChoice(backbone())
+    model = BertMultipleChoice(tiny_backbone(vocabulary_size=VOCAB))
     flat = inputs()
     with pytest.raises(ValueError, match=r"`token_ids` must have rank 3 \(batch_size, num_choices, length\)"):
         model.predict(flat, verbose=0)
@@ -130,7 +124,7 @@ def test_multiple_choice_input_checks():
 
 
 def test_token_classifier_loss_ignores_minus_100_and_zero_weights():
-    model = BertTokenClassifier(backbone(), num_classes=3)
+    model = BertTokenClassifier(tiny_backbone(), num_classes=3)
     model.compile()
     x = inputs()
     labels = np.random.default_rng(1).integers(0, 3, (BATCH, SEQ))
@@ -149,7 +143,7 @@ def test_token_classifier_loss_ignores_minus_100_and_zero_weights():
 
 
 def test_question_answerer_loss_is_mean_of_start_and_end():
-    model = BertQuestionAnswerer(backbone())
+    model = BertQuestionAnswerer(tiny_backbone())
     model.compile()
     x = inputs()
     y = {"start": np.array([0, 1, 2, 3]), "end": np.array([0, 2, 2, 5])}
@@ -167,19 +161,19 @@ def test_question_answerer_loss_is_mean_of_start_and_end():
 
 def test_arguments_are_checked():
     with pytest.raises(ValueError, match="`num_classes` must be a positive int. Received: num_classes=0"):
-        BertClassifier(backbone(), num_classes=0)
+        BertClassifier(tiny_backbone(), num_classes=0)
     with pytest.raises(ValueError, match="`label_names` has 2 names but num_classes=3"):
-        BertClassifier(backbone(), num_classes=3, label_names=["a", "b"])
+        BertClassifier(tiny_backbone(), num_classes=3, label_names=["a", "b"])
     with pytest.raises(ValueError, match="`label_names` must be distinct"):
-        BertTokenClassifier(backbone(), num_classes=2, label_names=["O", "O"])
+        BertTokenClassifier(tiny_backbone(), num_classes=2, label_names=["O", "O"])
     with pytest.raises(ValueError, match="`label_names` must be a list of strings"):
-        BertClassifier(backbone(), num_classes=2, label_names=[0, 1])
+        BertClassifier(tiny_backbone(), num_classes=2, label_names=[0, 1])
     with pytest.raises(ValueError, match="`dropout` must be a float in"):
-        BertMultipleChoice(backbone(), dropout=1.5)
+        BertMultipleChoice(tiny_backbone(), dropout=1.5)
 
 
 def test_frozen_backbone_trains_the_head_only(tmp_path):
-    model = BertClassifier(backbone(), num_classes=2)
+    model = BertClassifier(tiny_backbone(), num_classes=2)
     model.backbone.trainable = False
     model.compile(optimizer=keras.optimizers.SGD(0.1))
     assert len(model.trainable_weights) == 2  # the output kernel and bias
@@ -192,9 +186,9 @@ def test_frozen_backbone_trains_the_head_only(tmp_path):
 
 
 def test_mixed_precision_logits_are_float32():
-    model = BertClassifier(backbone(dtype="mixed_bfloat16"), num_classes=2)
+    model = BertClassifier(tiny_backbone(dtype="mixed_bfloat16"), num_classes=2)
     assert keras.backend.standardize_dtype(model(inputs()).dtype) == "float32"
-    qa = BertQuestionAnswerer(backbone(dtype="mixed_bfloat16"))
+    qa = BertQuestionAnswerer(tiny_backbone(dtype="mixed_bfloat16"))
     assert keras.backend.standardize_dtype(qa(inputs())["start"].dtype) == "float32"
 
 
@@ -214,7 +208,7 @@ def test_from_pretrained_puts_a_new_head_on_a_pretrained_backbone(monkeypatch, c
 
     def fake_from_pretrained(path, **backbone_kwargs):
         calls.append((path, backbone_kwargs))
-        return backbone(**backbone_kwargs)
+        return tiny_backbone(**backbone_kwargs)
 
     monkeypatch.setattr(BertBackbone, "from_pretrained", staticmethod(fake_from_pretrained))
     model = cls.from_pretrained("some/checkpoint", backbone_kwargs={"dropout": 0.05}, **kwargs)
