@@ -4,10 +4,10 @@ Runs a child Python process whose import path is a copy of the virtual
 environment's site-packages without TensorFlow, tensorflow-text, tf-keras and
 TensorBoard (symbolic links, `python -S`), on the JAX and the torch backend,
 and exercises the model code end to end: one `fit` step that changes the
-weights, `predict`. The names that need TensorFlow (tokenizer, packer,
-pretraining data, export) must fail there with ModuleNotFoundError for
-TensorFlow. TensorFlow is then as absent as in an environment where it was
-never installed: `find_spec` does not see it.
+weights, `predict`. The names that need TensorFlow at import (tokenizer,
+packer, vocabulary learner, pretraining data) must fail there with
+ModuleNotFoundError for TensorFlow. TensorFlow is then as absent as in an
+environment where it was never installed: `find_spec` does not see it.
 """
 
 import textwrap
@@ -47,7 +47,7 @@ SCRIPT = textwrap.dedent(
     assert "tensorflow" not in sys.modules, "keras_bert imported tensorflow"
 
     # The names that need TensorFlow are refused, saying that TensorFlow is missing.
-    for name in ("BertTokenizer", "BertInputPacker", "learn_vocabulary", "pretraining_dataset", "export_saved_model"):
+    for name in ("BertTokenizer", "BertInputPacker", "learn_vocabulary", "pretraining_dataset"):
         try:
             getattr(keras_bert, name)
         except ModuleNotFoundError as error:
