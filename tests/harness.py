@@ -35,7 +35,10 @@ def tiny_backbone(**overrides):
     """
     from keras_bert import BertBackbone
 
-    config = dict(vocabulary_size=FIXTURE_VOCABULARY_SIZE, num_layers=2, num_heads=2, hidden_dim=16, max_sequence_length=32, dropout=0.0)
+    config = dict(
+        vocabulary_size=FIXTURE_VOCABULARY_SIZE, num_layers=2, num_heads=2, hidden_dim=16, max_sequence_length=32,
+        dropout=0.0,
+    )
     config.update(overrides)
     config.setdefault("intermediate_dim", 2 * config["hidden_dim"])
     return BertBackbone(**config)
@@ -90,8 +93,8 @@ def run_with_packages_hidden(script, hidden, tmp_path, env=None, python_path=(),
 def run_without_tensorflow(script, backend, tmp_path, timeout=300):
     """Runs `script` with keras_bert and this harness importable but TensorFlow not installed at all (see above)."""
     return run_with_packages_hidden(
-        script, TENSORFLOW_PACKAGES, tmp_path, env={"KERAS_BACKEND": backend}, python_path=[REPO_ROOT, REPO_ROOT / "tests"],
-        timeout=timeout,
+        script, TENSORFLOW_PACKAGES, tmp_path, env={"KERAS_BACKEND": backend},
+        python_path=[REPO_ROOT, REPO_ROOT / "tests"], timeout=timeout,
     )
 
 

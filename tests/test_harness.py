@@ -100,7 +100,9 @@ def test_one_tiny_backbone_factory():
     assert backbone.vocabulary_size == FIXTURE_VOCABULARY_SIZE == len(vocab)
 
 
-@pytest.mark.parametrize("rule", [test_no_old_backend_markers_and_no_backend_skipif, test_every_backend_marker_names_a_backend_and_gives_a_reason])
+@pytest.mark.parametrize(
+    "rule", [test_no_old_backend_markers_and_no_backend_skipif, test_every_backend_marker_names_a_backend_and_gives_a_reason]
+)
 def test_the_marker_rules_can_fail(rule, monkeypatch, tmp_path):
     """Each rule, pointed at a file that breaks it, fails."""
     bad = tmp_path / "tests" / "test_bad.py"
