@@ -3,14 +3,99 @@
 What every check asserts is listed in ../shared/STYLE.md: config round trip,
 weight counts, symbolic and eager shapes and dtypes, one training step that
 runs and changes the weights, `.keras` save/load equality, mixed precision dtypes.
+
+Also the one place for what tests share (conftest.py keeps only pytest hooks and
+fixtures): the repository and shared-data paths, the tiny backbone every test
+builds, random model inputs, and running code in a Python without TensorFlow.
 """
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import keras
 import numpy as np
 
-from conftest import numpy_tree
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# The shared data folder lies beside the repository (CI has it there too): ../shared/data.
+SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
+
+
+# The size of tests/tasks/fixtures/vocab.txt (the task, export and robustness tests' tokenizer).
+FIXTURE_VOCABULARY_SIZE = 147
+
+
+def tiny_backbone(**overrides):
+    """The tiny BertBackbone of the test suite: 2 layers, 2 heads, hidden 16, dropout 0.
+
+    Its vocabulary is the fixtures' vocab.txt; `intermediate_dim` defaults to
+    twice `hidden_dim`. A test that depends on a size (its inputs' vocabulary,
+    an output shape, a length limit, a learning speed) passes it explicitly.
+    """
+    from keras_bert import BertBackbone
+
+    config = dict(
+        vocabulary_size=FIXTURE_VOCABULARY_SIZE, num_layers=2, num_heads=2, hidden_dim=16, max_sequence_length=32,
+        dropout=0.0,
+    )
+    config.update(overrides)
+    config.setdefault("intermediate_dim", 2 * config["hidden_dim"])
+    return BertBackbone(**config)
+
+
+def numpy_tree(value):
+    return keras.tree.map_structure(lambda x: keras.ops.convert_to_numpy(x) if x is not None else None, value)
+
+
+def random_bert_inputs(batch_size, sequence_length, vocabulary_size, seed=0, pad_last=2):
+    """token_ids/segment_ids/padding_mask with the last `pad_last` positions of odd rows padded."""
+    rng = np.random.default_rng(seed)
+    token_ids = rng.integers(1, vocabulary_size, size=(batch_size, sequence_length)).astype("int32")
+    segment_ids = np.zeros((batch_size, sequence_length), "int32")
+    segment_ids[:, sequence_length // 2 :] = 1
+    padding_mask = np.ones((batch_size, sequence_length), "int32")
+    if pad_last:
+        padding_mask[1::2, -pad_last:] = 0
+        token_ids[1::2, -pad_last:] = 0
+        segment_ids[1::2, -pad_last:] = 0
+    return {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
+
+
+# Distributions (and their dist-info folders) that make up TensorFlow.
+TENSORFLOW_PACKAGES = ("tensorflow", "tf_keras", "tf-keras", "tensorboard")
+
+
+def run_with_packages_hidden(script, hidden, tmp_path, env=None, python_path=(), timeout=300):
+    """Runs `script` in a Python where the distributions named `hidden` are not installed.
+
+    The child's import path is a copy of this environment's site-packages
+    (symbolic links) without the entries whose names start with one of
+    `hidden` (case-insensitive; their dist-info folders too) and without
+    `.pth` files (so no editable install of keras_bert), under `python -S`:
+    `find_spec` sees nothing of them, as in an environment where they were
+    never installed. `python_path` entries come first on the path. Returns the
+    `subprocess.CompletedProcess`.
+    """
+    site_packages = Path(keras.__file__).resolve().parents[1]
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    for entry in site_packages.iterdir():
+        if entry.name.lower().startswith(tuple(hidden)) or entry.suffix == ".pth":
+            continue
+        (site / entry.name).symlink_to(entry)
+    env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join([*map(str, python_path), str(site)])}
+    return subprocess.run(
+        [sys.executable, "-S", "-c", script], env=env, capture_output=True, text=True, timeout=timeout, cwd=tmp_path
+    )
+
+
+def run_without_tensorflow(script, backend, tmp_path, timeout=300):
+    """Runs `script` with keras_bert and this harness importable but TensorFlow not installed at all (see above)."""
+    return run_with_packages_hidden(
+        script, TENSORFLOW_PACKAGES, tmp_path, env={"KERAS_BACKEND": backend},
+        python_path=[REPO_ROOT, REPO_ROOT / "tests"], timeout=timeout,
+    )
 
 
 def _symbolic(inputs):

@@ -4,7 +4,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert import BertBackbone, BertPretrainer, create_optimizer
+from harness import tiny_backbone
+from keras_bert import BertPretrainer, create_optimizer
 from keras_bert.optimizers import WarmupSchedule
 
 
@@ -26,9 +27,7 @@ def test_schedule_round_trips_through_config():
 
 @pytest.mark.parametrize("name", ["adamw", "lamb"])
 def test_no_weight_decay_on_layer_norm_and_bias_even_after_reload(name, tmp_path):
-    model = BertPretrainer(
-        BertBackbone(vocabulary_size=20, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16, max_sequence_length=8)
-    )
+    model = BertPretrainer(tiny_backbone())
     model.compile(optimizer=create_optimizer(name, weight_decay=0.1))
     path = str(tmp_path / "m.keras")
     model.save(path)

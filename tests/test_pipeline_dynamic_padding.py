@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from keras_bert.models import BertBackbone, BertClassifier, BertTokenClassifier
+from harness import tiny_backbone
+from keras_bert.models import BertClassifier, BertTokenClassifier
 from keras_bert.pipelines import TextClassifierPipeline, TokenClassifierPipeline
 
 
@@ -16,13 +17,8 @@ def _rows(lengths, sequence_length, vocabulary_size=100, seed=0):
     return x
 
 
-def _backbone():
-    return BertBackbone(vocabulary_size=100, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
-                        max_sequence_length=64, dropout=0.0)
-
-
 def test_classifier_pipeline_trimmed_batches_match_full_length():
-    model = BertClassifier(_backbone(), num_classes=3)
+    model = BertClassifier(tiny_backbone(max_sequence_length=64), num_classes=3)
     pipeline = TextClassifierPipeline(model, tokenizer=None, sequence_length=64, batch_size=4)
     x = _rows([5, 60, 17, 2, 33, 9, 64, 1, 40, 12, 3], 64)  # 11 rows: 3 batches, the last one short
     full = model.predict(x, verbose=0)
@@ -32,7 +28,7 @@ def test_classifier_pipeline_trimmed_batches_match_full_length():
 
 
 def test_token_classifier_pipeline_pads_outputs_back():
-    model = BertTokenClassifier(_backbone(), num_classes=5, label_names=["O", "B-X", "I-X", "B-Y", "I-Y"])
+    model = BertTokenClassifier(tiny_backbone(max_sequence_length=64), num_classes=5, label_names=["O", "B-X", "I-X", "B-Y", "I-Y"])
     pipeline = TokenClassifierPipeline(model, tokenizer=None, sequence_length=64, batch_size=2)
     lengths = [5, 30, 7, 2, 20]
     x = _rows(lengths, 64)

@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import numpy_tree
+from harness import numpy_tree
 from keras_bert import BertBackbone, BertMaskedLM, BertPretrainer
 from keras_bert.cli.convert import add_convert_arguments, run_convert
 from keras_bert.converters import read_do_lower_case

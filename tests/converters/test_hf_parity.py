@@ -11,7 +11,7 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import numpy_tree, random_bert_inputs
+from harness import numpy_tree, random_bert_inputs
 from keras_bert import BertBackbone, BertMaskedLM, BertPretrainer
 
 torch = pytest.importorskip("torch")

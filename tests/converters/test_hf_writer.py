@@ -13,7 +13,7 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import numpy_tree
+from harness import numpy_tree
 from keras_bert import BertBackbone, BertMaskedLM, BertPretrainer
 from keras_bert.converters import save_hf_checkpoint
 from keras_bert.jobs.convert import convert

@@ -12,7 +12,7 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import numpy_tree, random_bert_inputs
+from harness import numpy_tree, random_bert_inputs
 from keras_bert import BertBackbone, BertPretrainer
 from keras_bert.converters import to_keras_hub
 

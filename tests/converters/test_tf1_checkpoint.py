@@ -17,7 +17,7 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import numpy_tree
+from harness import numpy_tree
 from keras_bert import BertBackbone, BertMaskedLM, BertPretrainer
 from keras_bert.converters import load_weights, read_checkpoint, read_do_lower_case
 from keras_bert.converters.tf1_checkpoint import canonical_to_tf1_name, tf1_to_canonical_name

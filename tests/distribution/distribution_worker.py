@@ -9,7 +9,8 @@ computes the same function). Each prints one JSON line with the per-step
 losses of every run and what the runs left behind (shardings, replica
 counts, files written).
 
-    python distribution_worker.py jax-local                 # 4 host devices: single, data-parallel (CLI), model-parallel
+    python distribution_worker.py jax-local                 # 4 host devices: single, data-parallel (CLI),
+                                                            # model-parallel (CLI --mesh 2x2, and pretrain())
     python distribution_worker.py tf-local                  # 2 logical CPUs: single, mirrored (CLI)
     python distribution_worker.py multi-worker INDEX        # with TF_CONFIG set, one of two workers (tf-local has the reference)
     python distribution_worker.py jax-distributed INDEX     # with COORDINATOR set, one of two processes
@@ -137,6 +138,7 @@ def batches():
 
 
 def tiny_backbone():
+    # Its own, not tests/harness.py's: this script runs as a child process that cannot import the harness.
     return keras_bert.BertBackbone(
         vocabulary_size=VOCAB, num_layers=2, num_heads=4, hidden_dim=16, intermediate_dim=32,
         max_sequence_length=LENGTH, dropout=0.0,
@@ -164,6 +166,7 @@ def main():
         result["single"] = run_pretrain("single").losses
         result["data-parallel"], job = run_cli("data-parallel", "--strategy=data-parallel")
         result["data-parallel-size"] = job["data_parallel_size"]
+        result["cli-mesh"], result["cli-mesh-job"] = run_cli("cli-mesh", "--strategy=model-parallel", "--mesh=2x2")
         recorder = run_pretrain("model-parallel", strategy="model-parallel", mesh_shape=(2, 2))
         result["model-parallel"], result["model-parallel-shardings"] = recorder.losses, recorder.shardings
         # The corpus vocabulary is odd-sized (BertModelParallel moves its

@@ -8,6 +8,7 @@ slightly across backends (TensorFlow updates embedding rows lazily), which is
 not what these tests are about.
 """
 
+import argparse
 import json
 import os
 import socket
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 from keras_bert.cli import main as cli
+from keras_bert.cli.pretrain import mesh_shape as _mesh_shape  # the `--mesh` argument type
 
 WORKER = Path(__file__).with_name("distribution_worker.py")
 ONE_PROCESS = "starts its own process with forced CPU devices; runs once, in this backend's pass"
@@ -56,9 +58,16 @@ def vocabulary_size(corpus):
     return len((corpus / "vocab.txt").read_text().splitlines())
 
 
+@pytest.fixture(scope="module")
+def jax_local(corpus, tmp_path_factory):
+    """The jax-local scenario: 4 host devices, one device / data-parallel / model-parallel runs."""
+    out = tmp_path_factory.mktemp("jax-local")
+    return result_of(run_worker("jax-local", env={"CORPUS": str(corpus), "OUT": str(out)}))
+
+
 @pytest.mark.only_backend("jax", reason=f"keras.distribution runs on JAX; {ONE_PROCESS}")
-def test_jax_data_and_model_parallel_pretraining_match_one_device(corpus, tmp_path):
-    result = result_of(run_worker("jax-local", env={"CORPUS": str(corpus), "OUT": str(tmp_path)}))
+def test_jax_data_and_model_parallel_pretraining_match_one_device(jax_local, corpus):
+    result = jax_local
     assert result["devices"] == 4 and result["data-parallel-size"] == 4
     assert_same_losses(result["data-parallel"], result["single"], "data-parallel, 4 devices (CLI)")
     assert_same_losses(result["model-parallel"], result["single"], "model-parallel, mesh 2x2")
@@ -146,14 +155,39 @@ def test_cli_strategy_on_the_wrong_backend_says_what_runs(corpus, capsys):
     assert not (corpus / "unused").exists()
 
 
-def test_cli_mesh_reaches_the_device_mesh(corpus, capsys):
+@pytest.mark.only_backend("jax", reason=f"a device mesh is keras.distribution's, which runs on JAX; {ONE_PROCESS}")
+def test_cli_mesh_reaches_the_device_mesh(jax_local):
+    """`keras-bert pretrain --strategy model-parallel --mesh 2x2` on 4 devices trains on a 2x2 keras.distribution mesh.
+
+    The job's `data_parallel_size` is read off the DeviceMesh the job trained
+    under (its batch axis): 2 of 4 devices, where the default mesh (1, 4) or a
+    dropped `--mesh` gives 1; and it trains as one device does.
+    """
+    job = jax_local["cli-mesh-job"]
+    assert (job["strategy"], job["mesh_shape"], job["data_parallel_size"]) == ("model-parallel", [2, 2], 2)
+    assert_same_losses(jax_local["cli-mesh"], jax_local["single"], "model-parallel, --mesh 2x2 (CLI)")
+
+
+@pytest.mark.only_backend("jax", reason="the mesh is checked against the devices by keras.distribution, which runs on JAX")
+def test_cli_mesh_that_does_not_fit_the_devices_is_refused(corpus, capsys):
     arguments = ["pretrain", "--corpus", str(corpus / "train.txt"), "--vocab", str(corpus / "vocab.txt")]
-    with pytest.raises(SystemExit):
+    # One device in this process: a 2x2 mesh cannot be built from it.
+    assert cli([*arguments, "--out", str(corpus / "unused"), "--strategy", "model-parallel", "--mesh", "2x2"]) == 2
+    assert "data * model = 1 devices. Received: (2, 2)" in capsys.readouterr().err
+    assert not (corpus / "unused").exists()
+
+
+def test_cli_mesh_argument_is_parsed_as_data_by_model(corpus, capsys):
+    """Argument parsing only (the same on every backend): DATAxMODEL -> (data, model), anything else refused."""
+    assert _mesh_shape("2x4") == (2, 4) and _mesh_shape("1X8") == (1, 8)
+    for text in ("2by2", "2x", "0x4", "2x2x2", "-1x4"):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected DATAxMODEL such as 2x2"):
+            _mesh_shape(text)
+    arguments = ["pretrain", "--corpus", str(corpus / "train.txt"), "--vocab", str(corpus / "vocab.txt")]
+    with pytest.raises(SystemExit) as raised:
         cli([*arguments, "--out", str(corpus / "unused"), "--strategy", "model-parallel", "--mesh", "2by2"])
-    assert "expected DATAxMODEL such as 2x2" in capsys.readouterr().err
-    if keras.backend.backend() == "jax":  # one device here: a 2x2 mesh cannot be built from it
-        assert cli([*arguments, "--out", str(corpus / "unused"), "--strategy", "model-parallel", "--mesh", "2x2"]) == 2
-        assert "data * model = 1 devices. Received: (2, 2)" in capsys.readouterr().err
+    assert raised.value.code == 2
+    assert "expected DATAxMODEL such as 2x2, got '2by2'" in capsys.readouterr().err
 
 
 @pytest.mark.only_backend("torch", reason="states what the torch backend does")

@@ -7,7 +7,7 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from conftest import run_with_packages_hidden
+from harness import run_with_packages_hidden, tiny_backbone
 
 VOCAB_FILE = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "vocab.txt"
 TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
@@ -33,19 +33,6 @@ def tokenizer():
     return BertTokenizer(str(VOCAB_FILE))
 
 
-def backbone(max_sequence_length=64):
-    from keras_bert import BertBackbone
-
-    return BertBackbone(
-        vocabulary_size=tokenizer().vocabulary_size(),
-        num_layers=2,
-        num_heads=2,
-        hidden_dim=16,
-        intermediate_dim=32,
-        max_sequence_length=max_sequence_length,
-    )
-
-
 def sharpen(model, scale=40.0):
     """Scales the head's output kernel so random models make decisive, varied predictions.
 
@@ -67,12 +54,12 @@ def task_models():
 
     keras.utils.set_random_seed(7)
     return {
-        "classifier": sharpen(BertClassifier(backbone(), num_classes=3, label_names=["negative", "neutral", "positive"])),
-        "regressor": BertClassifier(backbone(), num_classes=1),
-        "token_classifier": sharpen(BertTokenClassifier(backbone(), num_classes=len(TAGS), label_names=TAGS)),
-        "question_answerer": sharpen(BertQuestionAnswerer(backbone())),
-        "multiple_choice": sharpen(BertMultipleChoice(backbone())),
-        "backbone": backbone(),
+        "classifier": sharpen(BertClassifier(tiny_backbone(max_sequence_length=64), num_classes=3, label_names=["negative", "neutral", "positive"])),
+        "regressor": BertClassifier(tiny_backbone(max_sequence_length=64), num_classes=1),
+        "token_classifier": sharpen(BertTokenClassifier(tiny_backbone(max_sequence_length=64), num_classes=len(TAGS), label_names=TAGS)),
+        "question_answerer": sharpen(BertQuestionAnswerer(tiny_backbone(max_sequence_length=64))),
+        "multiple_choice": sharpen(BertMultipleChoice(tiny_backbone(max_sequence_length=64))),
+        "backbone": tiny_backbone(max_sequence_length=64),
     }
 
 

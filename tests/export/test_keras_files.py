@@ -15,18 +15,12 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert import BertBackbone, BertClassifier, BertMaskedLM, BertPretrainer
+from harness import tiny_backbone
+from keras_bert import BertClassifier, BertMaskedLM, BertPretrainer
 from load_and_predict import BATCH, INPUTS_OF, VOCABULARY_SIZE, call, flat_outputs, model_inputs
 
 BACKENDS = ("tensorflow", "jax", "torch")
 HERE = Path(__file__).resolve().parent
-
-
-def tiny_backbone():
-    return BertBackbone(
-        vocabulary_size=VOCABULARY_SIZE, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
-        max_sequence_length=32,
-    )
 
 
 def every_model():
@@ -34,14 +28,14 @@ def every_model():
 
     keras.utils.set_random_seed(11)
     return {
-        "backbone": tiny_backbone(),
-        "pretrainer": BertPretrainer(tiny_backbone()),
-        "masked_lm": BertMaskedLM(tiny_backbone()),
-        "classifier": BertClassifier(tiny_backbone(), num_classes=3, label_names=["a", "b", "c"]),
-        "regressor": BertClassifier(tiny_backbone(), num_classes=1),
-        "token_classifier": BertTokenClassifier(tiny_backbone(), num_classes=4, label_names=["O", "B-X", "I-X", "B-Y"]),
-        "question_answerer": BertQuestionAnswerer(tiny_backbone()),
-        "multiple_choice": BertMultipleChoice(tiny_backbone()),
+        "backbone": tiny_backbone(vocabulary_size=VOCABULARY_SIZE),
+        "pretrainer": BertPretrainer(tiny_backbone(vocabulary_size=VOCABULARY_SIZE)),
+        "masked_lm": BertMaskedLM(tiny_backbone(vocabulary_size=VOCABULARY_SIZE)),
+        "classifier": BertClassifier(tiny_backbone(vocabulary_size=VOCABULARY_SIZE), num_classes=3, label_names=["a", "b", "c"]),
+        "regressor": BertClassifier(tiny_backbone(vocabulary_size=VOCABULARY_SIZE), num_classes=1),
+        "token_classifier": BertTokenClassifier(tiny_backbone(vocabulary_size=VOCABULARY_SIZE), num_classes=4, label_names=["O", "B-X", "I-X", "B-Y"]),
+        "question_answerer": BertQuestionAnswerer(tiny_backbone(vocabulary_size=VOCABULARY_SIZE)),
+        "multiple_choice": BertMultipleChoice(tiny_backbone(vocabulary_size=VOCABULARY_SIZE)),
     }
 
 

@@ -4,21 +4,16 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import numpy_tree, random_bert_inputs
-from harness import run_model_test
+from harness import numpy_tree, random_bert_inputs, run_model_test, tiny_backbone
 from keras_bert import BertBackbone
 
-TINY = dict(vocabulary_size=60, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, max_sequence_length=12)
-
-
-def tiny_backbone(**overrides):
-    return BertBackbone(**{**TINY, **overrides})
+TINY = dict(vocabulary_size=60, max_sequence_length=12)  # the sizes the assertions below name
 
 
 def test_backbone_harness(tmp_path):
     inputs = random_bert_inputs(3, 8, TINY["vocabulary_size"])
     run_model_test(
-        tiny_backbone,
+        lambda: tiny_backbone(**TINY),
         inputs,
         {"sequence_output": (3, 8, 16), "pooled_output": (3, 16)},
         tmp_path,
@@ -49,7 +44,7 @@ def test_from_size_rejects_unknown_size():
 
 
 def test_hidden_states_and_attentions_on_request():
-    backbone = tiny_backbone(output_hidden_states=True, output_attentions=True)
+    backbone = tiny_backbone(**TINY, output_hidden_states=True, output_attentions=True)
     inputs = random_bert_inputs(2, 8, TINY["vocabulary_size"])
     outputs = numpy_tree(backbone(inputs))
     assert len(outputs["hidden_states"]) == 3
@@ -60,7 +55,7 @@ def test_hidden_states_and_attentions_on_request():
     np.testing.assert_allclose(outputs["attentions"][1].sum(-1), 1.0, atol=1e-5)
     assert np.all(outputs["attentions"][0][1, :, :, -2:] == 0.0)
     # Asking for attentions does not change the result.
-    plain = tiny_backbone()
+    plain = tiny_backbone(**TINY)
     plain.set_weights(backbone.get_weights())
     np.testing.assert_allclose(
         keras.ops.convert_to_numpy(plain(inputs)["sequence_output"]), outputs["sequence_output"], atol=1e-5
@@ -68,7 +63,7 @@ def test_hidden_states_and_attentions_on_request():
 
 
 def test_padded_tokens_do_not_change_unpadded_outputs():
-    backbone = tiny_backbone()
+    backbone = tiny_backbone(**TINY)
     inputs = random_bert_inputs(2, 8, TINY["vocabulary_size"])
     changed = {k: v.copy() for k, v in inputs.items()}
     changed["token_ids"][1, -2:] = [5, 9]
@@ -80,7 +75,7 @@ def test_padded_tokens_do_not_change_unpadded_outputs():
 
 
 def test_variable_sequence_length_and_jit_predict():
-    backbone = tiny_backbone()
+    backbone = tiny_backbone(**TINY)
     for length in (5, 12):
         inputs = random_bert_inputs(2, length, TINY["vocabulary_size"])
         out = backbone.predict(inputs, verbose=0)
@@ -111,34 +106,34 @@ def test_mixed_precision_outputs_are_finite(policy):
 
 def test_rejects_heads_not_dividing_hidden():
     with pytest.raises(ValueError, match="num_heads=3, hidden_dim=16"):
-        tiny_backbone(num_heads=3)
+        tiny_backbone(**TINY, num_heads=3)
 
 
 def test_rejects_wrong_input_names():
     inputs = random_bert_inputs(2, 8, 60)
     inputs["input_ids"] = inputs.pop("token_ids")
     with pytest.raises(ValueError, match=r"Missing: \['token_ids'\]; unexpected: \['input_ids'\]"):
-        tiny_backbone()(inputs)
+        tiny_backbone(**TINY)(inputs)
 
 
 def test_rejects_wrong_rank():
     inputs = random_bert_inputs(2, 8, 60)
     inputs["token_ids"] = inputs["token_ids"][0]
     with pytest.raises(ValueError, match=r"`token_ids` must have rank 2.*\(8,\)"):
-        tiny_backbone()(inputs)
+        tiny_backbone(**TINY)(inputs)
 
 
 def test_rejects_float_token_ids():
     inputs = random_bert_inputs(2, 8, 60)
     inputs["token_ids"] = inputs["token_ids"].astype("float32")
     with pytest.raises(ValueError, match="`token_ids` must be an integer tensor. Received dtype float32"):
-        tiny_backbone()(inputs)
+        tiny_backbone(**TINY)(inputs)
 
 
 def test_rejects_token_ids_outside_vocabulary():
     inputs = random_bert_inputs(2, 8, 60)
     inputs["token_ids"][0, 3] = 60
-    backbone = tiny_backbone()
+    backbone = tiny_backbone(**TINY)
     with pytest.raises(ValueError, match=r"`token_ids` must be in \[0, 60\).*value of 60"):
         backbone(inputs)
     with pytest.raises(ValueError, match=r"`token_ids` must be in \[0, 60\)"):
@@ -149,24 +144,24 @@ def test_rejects_segment_ids_outside_range():
     inputs = random_bert_inputs(2, 8, 60)
     inputs["segment_ids"][0, 3] = 2
     with pytest.raises(ValueError, match=r"`segment_ids` must be in \[0, 2\)"):
-        tiny_backbone()(inputs)
+        tiny_backbone(**TINY)(inputs)
 
 
 def test_rejects_sequence_longer_than_max():
     inputs = random_bert_inputs(2, 13, 60)
     with pytest.raises(ValueError, match="sequence length 13 is longer than max_sequence_length=12"):
-        tiny_backbone()(inputs)
+        tiny_backbone(**TINY)(inputs)
 
 
 def test_rejects_mismatched_input_shapes():
     inputs = random_bert_inputs(2, 8, 60)
     inputs["padding_mask"] = inputs["padding_mask"][:, :6]
     with pytest.raises(ValueError, match="must have the same shape"):
-        tiny_backbone()(inputs)
+        tiny_backbone(**TINY)(inputs)
 
 
 def test_dtype_policy_survives_config_and_saving(tmp_path):
-    backbone = tiny_backbone(dtype="mixed_bfloat16")
+    backbone = tiny_backbone(**TINY, dtype="mixed_bfloat16")
     assert backbone.dtype_policy.name == "mixed_bfloat16"
     assert BertBackbone.from_config(backbone.get_config()).dtype_policy.name == "mixed_bfloat16"
     backbone.save(tmp_path / "b.keras")

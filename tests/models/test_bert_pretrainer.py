@@ -4,16 +4,10 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import random_bert_inputs
-from harness import StopWhenLearned, run_model_test
-from keras_bert import BertBackbone, BertMaskedLM, BertPretrainer
+from harness import StopWhenLearned, random_bert_inputs, run_model_test, tiny_backbone
+from keras_bert import BertMaskedLM, BertPretrainer
 
 VOCAB = 40
-
-
-def tiny_backbone(**overrides):
-    config = dict(vocabulary_size=VOCAB, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, max_sequence_length=16)
-    return BertBackbone(**{**config, **overrides})
 
 
 def pretraining_batch(batch_size=4, length=10, predictions=3):
@@ -28,7 +22,7 @@ def pretraining_batch(batch_size=4, length=10, predictions=3):
 def test_pretrainer_harness(tmp_path):
     inputs, targets, weights = pretraining_batch()
     model = run_model_test(
-        lambda: BertPretrainer(tiny_backbone()),
+        lambda: BertPretrainer(tiny_backbone(vocabulary_size=VOCAB)),
         inputs,
         {"mlm": (4, 3, VOCAB), "nsp": (4, 2)},
         tmp_path,
@@ -44,7 +38,7 @@ def test_pretrainer_harness(tmp_path):
 def test_masked_lm_harness(tmp_path):
     inputs, targets, weights = pretraining_batch()
     run_model_test(
-        lambda: BertMaskedLM(tiny_backbone()),
+        lambda: BertMaskedLM(tiny_backbone(vocabulary_size=VOCAB)),
         inputs,
         (4, 3, VOCAB),
         tmp_path,
@@ -54,7 +48,7 @@ def test_masked_lm_harness(tmp_path):
 
 
 def test_mlm_loss_averages_over_real_masked_positions_only():
-    model = BertPretrainer(tiny_backbone())
+    model = BertPretrainer(tiny_backbone(vocabulary_size=VOCAB))
     model.compile()
     inputs, targets, weights = pretraining_batch()
     logits = keras.ops.convert_to_numpy(model(inputs)["mlm"])
@@ -68,7 +62,7 @@ def test_mlm_loss_averages_over_real_masked_positions_only():
 
 
 def test_pretrainer_rejects_mask_positions_outside_sequence():
-    model = BertPretrainer(tiny_backbone())
+    model = BertPretrainer(tiny_backbone(vocabulary_size=VOCAB))
     inputs, _, _ = pretraining_batch()
     inputs["mask_positions"][0, 0] = 10
     with pytest.raises(ValueError, match=r"`mask_positions` must be in \[0, 10\)"):
@@ -76,7 +70,7 @@ def test_pretrainer_rejects_mask_positions_outside_sequence():
 
 
 def test_pretrainer_rejects_missing_mask_positions():
-    model = BertPretrainer(tiny_backbone())
+    model = BertPretrainer(tiny_backbone(vocabulary_size=VOCAB))
     inputs, _, _ = pretraining_batch()
     del inputs["mask_positions"]
     with pytest.raises(ValueError, match=r"Missing: \['mask_positions'\]"):
@@ -120,7 +114,7 @@ def counting_task(num_examples=512, length=12, predictions=2, seed=0):
 
 
 def test_pretraining_learns_mlm_and_nsp():
-    model = BertPretrainer(tiny_backbone(hidden_dim=32, intermediate_dim=64, dropout=0.0))
+    model = BertPretrainer(tiny_backbone(vocabulary_size=VOCAB, hidden_dim=32, intermediate_dim=64, dropout=0.0))
     from keras_bert import create_optimizer
 
     model.compile(optimizer=create_optimizer(learning_rate=5e-3, weight_decay=0.0, warmup_steps=16))
@@ -149,7 +143,7 @@ NO_CPU_FLOAT16_TRAINING = (
     [pytest.param("mixed_float16", marks=pytest.mark.not_backend("jax", reason=NO_CPU_FLOAT16_TRAINING)), "mixed_bfloat16"],
 )
 def test_mixed_precision_pretraining_step(policy):
-    model = BertPretrainer(tiny_backbone(dtype=policy))
+    model = BertPretrainer(tiny_backbone(vocabulary_size=VOCAB, dtype=policy))
     model.compile()
     if policy == "mixed_float16":
         # float16 gradients need loss scaling; Keras adds it for a float16 model.

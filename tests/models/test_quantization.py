@@ -7,7 +7,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert.models import BertBackbone, BertClassifier, BertPretrainer
+from harness import tiny_backbone
+from keras_bert.models import BertClassifier, BertPretrainer
 
 
 @pytest.fixture(autouse=True)
@@ -25,11 +26,6 @@ def _collect_only_this_tests_objects():
     gc.freeze()
     yield
     gc.unfreeze()
-
-
-def _backbone():
-    return BertBackbone(vocabulary_size=120, num_layers=2, num_heads=2, hidden_dim=32, intermediate_dim=64,
-                        max_sequence_length=32, dropout=0.0)
 
 
 def _inputs(batch=3, seq=12):
@@ -51,7 +47,7 @@ def _relative_error(a, b):
 
 
 def test_int8_classifier_is_close_and_round_trips_through_keras_file(tmp_path):
-    model = BertClassifier(_backbone(), num_classes=3)
+    model = BertClassifier(tiny_backbone(vocabulary_size=120, hidden_dim=32), num_classes=3)
     x = _inputs()
     reference = model.predict_on_batch(x)
     _quantize(model)
@@ -69,7 +65,7 @@ def test_int8_classifier_is_close_and_round_trips_through_keras_file(tmp_path):
 
 
 def test_int8_pretrainer_mlm_decoder_dequantizes_the_tied_embedding():
-    model = BertPretrainer(_backbone())
+    model = BertPretrainer(tiny_backbone(vocabulary_size=120, hidden_dim=32))
     x = {**_inputs(), "mask_positions": np.array([[1, 3], [2, 5], [0, 7]], "int32")}
     reference = model.predict_on_batch(x)
     _quantize(model)

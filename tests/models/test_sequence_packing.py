@@ -6,16 +6,12 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import numpy_tree
-from harness import run_saving_test
+from harness import numpy_tree, run_saving_test, tiny_backbone
 from keras_bert import BertBackbone, BertPretrainer
 
 VOCAB, CLS, SEP, PAD = 40, 2, 3, 0
 T = 24  # packed row length
-CONFIG = dict(
-    vocabulary_size=VOCAB, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, max_sequence_length=32,
-    dropout=0.0,
-)
+CONFIG = dict(vocabulary_size=VOCAB, max_sequence_length=32)
 
 
 def example(rng, len_a, len_b):
@@ -69,8 +65,8 @@ def alone(examples):
 
 
 def packed_and_unpacked_pretrainers():
-    packed = BertPretrainer(BertBackbone(**CONFIG, packed_inputs=True))
-    unpacked = BertPretrainer(BertBackbone(**CONFIG))
+    packed = BertPretrainer(tiny_backbone(**CONFIG, packed_inputs=True))
+    unpacked = BertPretrainer(tiny_backbone(**CONFIG))
     assert [w.path for w in packed.weights] == [w.path for w in unpacked.weights]
     unpacked.set_weights(packed.get_weights())
     return packed, unpacked
@@ -118,8 +114,8 @@ def test_the_equality_test_catches_leaks_and_unrestarted_positions():
 
 def test_explicit_attention_path_is_block_diagonal():
     """With attention probabilities returned (no fused kernel), nothing reaches across examples."""
-    packed = BertBackbone(**CONFIG, packed_inputs=True, output_attentions=True)
-    unpacked = BertBackbone(**CONFIG)
+    packed = tiny_backbone(**CONFIG, packed_inputs=True, output_attentions=True)
+    unpacked = tiny_backbone(**CONFIG)
     unpacked.set_weights(packed.get_weights())
     x, layout = packed_batch()
     out = numpy_tree(packed({k: x[k] for k in packed.input_names}))
@@ -133,12 +129,12 @@ def test_explicit_attention_path_is_block_diagonal():
 
 
 def test_packed_backbone_config_round_trip_and_weights_shared_with_unpacked():
-    backbone = BertBackbone(**CONFIG, packed_inputs=True)
+    backbone = tiny_backbone(**CONFIG, packed_inputs=True)
     config = backbone.get_config()
     assert config["packed_inputs"] is True
     assert BertBackbone.from_config(config).get_config() == config
-    assert "packed_inputs" not in BertBackbone(**CONFIG).get_config()  # unpacked configs stay as they were
-    unpacked = BertBackbone(**CONFIG)
+    assert "packed_inputs" not in tiny_backbone(**CONFIG).get_config()  # unpacked configs stay as they were
+    unpacked = tiny_backbone(**CONFIG)
     assert [(w.path, tuple(w.shape)) for w in backbone.weights] == [(w.path, tuple(w.shape)) for w in unpacked.weights]
     assert backbone.count_params() == unpacked.count_params()
     assert list(BertPretrainer(backbone).input) == [
@@ -191,7 +187,7 @@ def test_finetuning_starts_unpacked_from_a_packed_pretrainer(tmp_path):
 
 
 def test_packed_inputs_bad_input_errors():
-    packed = BertPretrainer(BertBackbone(**CONFIG, packed_inputs=True))
+    packed = BertPretrainer(tiny_backbone(**CONFIG, packed_inputs=True))
     x, _ = packed_batch()
     missing = {k: v for k, v in x.items() if k != "nsp_positions"}
     with pytest.raises(ValueError, match=r"Missing: \['nsp_positions'\].*built for packed sequences"):
@@ -202,7 +198,7 @@ def test_packed_inputs_bad_input_errors():
         packed({**x, "nsp_positions": x["nsp_positions"] + T})
     with pytest.raises(ValueError, match=r"must have the same shape"):
         packed({**x, "sequence_ids": x["sequence_ids"][:, :-1]})
-    unpacked = BertPretrainer(BertBackbone(**CONFIG))
+    unpacked = BertPretrainer(tiny_backbone(**CONFIG))
     with pytest.raises(ValueError, match=r"unexpected: \['sequence_ids', 'position_ids', 'nsp_positions'\].*unpacked"):
         unpacked(x)
 
@@ -216,7 +212,7 @@ def test_packed_pretrainer_learns_from_a_packed_dataset(corpus):
         str(corpus / "train.txt"), tokenizer, sequence_length=32, batch_size=8, short_seq_prob=0.5,
         pack_sequences=True, verbose=0,
     )
-    backbone = BertBackbone(**{**CONFIG, "vocabulary_size": tokenizer.vocabulary_size()}, packed_inputs=True)
+    backbone = tiny_backbone(vocabulary_size=tokenizer.vocabulary_size(), packed_inputs=True)
     model = BertPretrainer(backbone)
     model.compile(optimizer=keras.optimizers.Adam(3e-3))
     history = model.fit(dataset.take(2).cache().repeat(), steps_per_epoch=2, epochs=4, verbose=0).history

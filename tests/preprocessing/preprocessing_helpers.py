@@ -1,28 +1,14 @@
-"""Shared pieces of the preprocessing tests: data paths, cached tokenizers, markers."""
+"""Shared pieces of the preprocessing tests: data paths, cached tokenizers."""
 
 import functools
 import os
-from pathlib import Path
 
-import keras
-import pytest
+from harness import SHARED_DATA as DATA_DIR
 
-# The shared data folder lies beside the repository: ../shared/data.
-DATA_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 AUSTEN = DATA_DIR / "austen"
 SENTIMENT = DATA_DIR / "sentiment"
 
 ONE_BACKEND_REASON = "backend-independent tf.data code; checked once to keep the suite fast"
-
-
-def tensorflow_only(reason=ONE_BACKEND_REASON):
-    """Runs a test on the TensorFlow backend only, saying why elsewhere."""
-
-    def decorate(test):
-        test = pytest.mark.tensorflow_only(test)
-        return pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason=reason)(test)
-
-    return decorate
 
 
 def minilm_folder():

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from harness import tiny_backbone
 from keras_bert.preprocessing import pretraining
-from preprocessing_helpers import AUSTEN, tensorflow_only, tokenizer
+from preprocessing_helpers import AUSTEN, ONE_BACKEND_REASON, tokenizer
 
 T = 128
 
@@ -162,7 +163,7 @@ def test_nsp_pairs_layout_and_labels():
         pretraining.create_nsp_pairs([[], [[]]], 8, 1, 2, 0)
 
 
-@tensorflow_only()
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_austen_pairs_fill_the_sequence_and_labels_are_balanced():
     tok = tokenizer()
     token_docs, start_docs, stats = austen()
@@ -190,7 +191,7 @@ def mask_statistics(tok, token_ids, masked, weights, positions, originals):
     }
 
 
-@tensorflow_only()
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 @pytest.mark.parametrize("masking", ["token", "whole-word"])
 def test_masking_statistics_on_austen(masking):
     tok = tokenizer()
@@ -423,10 +424,7 @@ def tiny_pretrainer(vocabulary_size, sequence_length):
     if importlib.util.find_spec("keras_bert.models.bert_pretrainer") is not None:
         import keras_bert
 
-        backbone = keras_bert.BertBackbone(
-            vocabulary_size=vocabulary_size, num_layers=2, num_heads=2, hidden_dim=32,
-            intermediate_dim=64, max_sequence_length=sequence_length,
-        )
+        backbone = tiny_backbone(vocabulary_size=vocabulary_size, hidden_dim=32, max_sequence_length=sequence_length)
         model = keras_bert.BertPretrainer(backbone)
         model.compile()
         return model

@@ -7,7 +7,9 @@ test reuses its reader and comparison on a sample.
 import importlib.util
 from pathlib import Path
 
-from preprocessing_helpers import DATA_DIR, hf_fast, hf_legacy, tensorflow_only, tokenizer
+import pytest
+
+from preprocessing_helpers import DATA_DIR, ONE_BACKEND_REASON, hf_fast, hf_legacy, tokenizer
 
 _SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "tokenizer_agreement.py"
 
@@ -19,7 +21,7 @@ def _benchmark_module():
     return module
 
 
-@tensorflow_only()
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_real_data_sample_is_identical_to_transformers():
     bench = _benchmark_module()
     pairs = bench.read_lines(DATA_DIR, every=20)

@@ -5,15 +5,15 @@ import io
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import keras
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from harness import REPO_ROOT, SHARED_DATA
+
 TASK_FIXTURES = REPO_ROOT / "tests" / "tasks" / "fixtures"
 FIXTURE_VOCAB = TASK_FIXTURES / "vocab.txt"
-AUSTEN = (REPO_ROOT / ".." / "shared" / "data" / "austen").resolve()
+AUSTEN = SHARED_DATA / "austen"
 
 # On torch a resumed run is not bit-exact: measured max |Δ| = 6.0e-4 (pretrain)
 # and 6.4e-4 (finetune) after the resumed steps, 7.0e-4 in an earlier in-process

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from harness import FIXTURE_VOCABULARY_SIZE, tiny_backbone
 from keras_bert import BertBackbone
 from keras_bert.jobs.checkpointing import load_checkpoint, save_checkpoint
 from keras_bert.converters import load_weights, save_hf_checkpoint
@@ -22,15 +23,6 @@ from keras_bert.converters.weight_map import canonical_weights
 from keras_bert.jobs.convert import convert
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 from robustness_helpers import FIXTURE_VOCAB
-
-VOCABULARY_SIZE = 147  # tests/tasks/fixtures/vocab.txt
-
-
-def tiny_backbone(hidden_dim=8, seed=0):
-    keras.utils.set_random_seed(seed)
-    return BertBackbone(vocabulary_size=VOCABULARY_SIZE, num_layers=1, num_heads=2, hidden_dim=hidden_dim,
-                        intermediate_dim=2 * hidden_dim, max_sequence_length=16)
-
 
 def snapshot(model):
     return [keras.ops.convert_to_numpy(w).copy() for w in model.weights]
@@ -72,7 +64,7 @@ def test_a_truncated_safetensors_file_is_refused(tmp_path):
     weights = tmp_path / "hf" / "model.safetensors"
     data = weights.read_bytes()
     weights.write_bytes(data[: len(data) // 2])
-    refuse_load(tiny_backbone(seed=1), folder, "model.safetensors", "truncated")
+    refuse_load(tiny_backbone(), folder, "model.safetensors", "truncated")
     with pytest.raises(ValueError, match="truncated"):
         BertBackbone.from_pretrained(folder)
 
@@ -80,7 +72,7 @@ def test_a_truncated_safetensors_file_is_refused(tmp_path):
 def test_a_tf1_checkpoint_missing_a_variable_is_refused_naming_it(tmp_path):
     missing = "bert/encoder/layer_0/attention/self/query/kernel"
     folder = write_tf1_checkpoint(tmp_path / "uncased_tiny", tiny_backbone(), drop={missing})
-    refuse_load(tiny_backbone(seed=1), folder, missing, "Nothing was loaded")
+    refuse_load(tiny_backbone(), folder, missing, "Nothing was loaded")
     out = tmp_path / "out"
     with pytest.raises(ValueError, match=missing):
         convert(folder, out / "bert.keras")
@@ -91,22 +83,22 @@ def test_the_complete_tf1_checkpoint_loads(tmp_path):
     """The control for the test above: the same writer without the drop gives a loadable checkpoint."""
     source = tiny_backbone()
     folder = write_tf1_checkpoint(tmp_path / "uncased_tiny", source)
-    target = load_weights(tiny_backbone(seed=1), folder)
+    target = load_weights(tiny_backbone(), folder)
     assert all(np.array_equal(a, b) for a, b in zip(snapshot(source), snapshot(target)))
 
 
 def test_a_keras_file_of_a_different_architecture_is_refused(tmp_path):
     tiny_backbone(hidden_dim=8).save(tmp_path / "small.keras")
-    refuse_load(tiny_backbone(hidden_dim=16, seed=1), tmp_path / "small.keras", "do not fit", "Nothing was loaded")
+    refuse_load(tiny_backbone(hidden_dim=16), tmp_path / "small.keras", "do not fit", "Nothing was loaded")
     keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)]).save(tmp_path / "other.keras")
-    refuse_load(tiny_backbone(seed=1), tmp_path / "other.keras", "neither a keras_bert BertBackbone")
+    refuse_load(tiny_backbone(), tmp_path / "other.keras", "neither a keras_bert BertBackbone")
 
 
 def test_a_truncated_keras_file_is_refused(tmp_path):
     tiny_backbone().save(tmp_path / "model.keras")
     data = (tmp_path / "model.keras").read_bytes()
     (tmp_path / "model.keras").write_bytes(data[: len(data) // 2])
-    refuse_load(tiny_backbone(seed=1), tmp_path / "model.keras", "not a zip archive")
+    refuse_load(tiny_backbone(), tmp_path / "model.keras", "not a zip archive")
 
 
 @pytest.mark.parametrize(
@@ -119,7 +111,7 @@ def test_a_truncated_keras_file_is_refused(tmp_path):
 )
 def test_a_vocab_with_duplicates_or_without_special_tokens_is_refused(tmp_path, change, message):
     tokens = change(FIXTURE_VOCAB.read_text(encoding="utf-8").splitlines())
-    assert len(tokens) == VOCABULARY_SIZE + 1 or len(tokens) == VOCABULARY_SIZE
+    assert len(tokens) == FIXTURE_VOCABULARY_SIZE + 1 or len(tokens) == FIXTURE_VOCABULARY_SIZE
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(tokens) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=str(vocab)):
@@ -127,8 +119,7 @@ def test_a_vocab_with_duplicates_or_without_special_tokens_is_refused(tmp_path, 
     # The converters refuse it too (before looking at sizes), and write nothing.
     source = tmp_path / "backbone.keras"
     keras.utils.set_random_seed(0)
-    BertBackbone(vocabulary_size=len(tokens), num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
-                 max_sequence_length=16).save(source)
+    tiny_backbone(vocabulary_size=len(tokens)).save(source)
     with pytest.raises(ValueError, match=message):
         convert(source, tmp_path / "hf", vocabulary=vocab)
     assert not (tmp_path / "hf").exists()

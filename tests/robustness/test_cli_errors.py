@@ -8,7 +8,7 @@ The command-line plumbing does not depend on the backend, so this file runs on o
 
 import pytest
 
-from keras_bert import BertBackbone
+from harness import tiny_backbone
 from keras_bert.cli import main
 from robustness_helpers import FIXTURE_VOCAB, TASK_FIXTURES, run_cli
 
@@ -86,8 +86,7 @@ def test_debug_shows_the_traceback(files):
 
 
 def test_success_exits_zero(files, tmp_path):
-    BertBackbone(vocabulary_size=147, num_layers=1, num_heads=1, hidden_dim=8, intermediate_dim=16,
-                 max_sequence_length=16).save(tmp_path / "tiny.keras")
+    tiny_backbone().save(tmp_path / "tiny.keras")
     status, out, err = run_cli(["convert", tmp_path / "tiny.keras", tmp_path / "hf", "--vocabulary", FIXTURE_VOCAB])
     assert status == 0, err
     assert "Converted" in out and (tmp_path / "hf" / "model.safetensors").exists()

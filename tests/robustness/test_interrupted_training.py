@@ -14,6 +14,7 @@ import random
 import keras
 import pytest
 
+from harness import tiny_backbone
 from keras_bert.jobs.checkpointing import STATE_FILE, load_checkpoint, save_checkpoint
 from robustness_helpers import (
     AUSTEN,
@@ -67,13 +68,6 @@ from keras_bert.cli import main
 
 sys.exit(main(argv))
 """
-
-
-def tiny_model():
-    from keras_bert import BertBackbone
-
-    return BertBackbone(vocabulary_size=20, num_layers=1, num_heads=1, hidden_dim=4, intermediate_dim=8,
-                        max_sequence_length=8)
 
 
 # ----------------------------------------------------------------------------- pretrain
@@ -175,7 +169,7 @@ def test_finetune_killed_while_committing_a_random_checkpoint_resumes_to_the_sam
 
 def test_a_half_written_checkpoint_file_is_ignored_and_cleaned_up(tmp_path):
     """What SIGKILL in the middle of `model.save` leaves: a truncated temporary file beside the last checkpoint."""
-    backbone = tiny_model()
+    backbone = tiny_backbone()
     save_checkpoint(backbone, tmp_path, 2)
     complete = (tmp_path / "checkpoint-00000002.keras").read_bytes()
     half = tmp_path / "checkpoint-00000004.keras.tmp-4242.keras"
@@ -193,7 +187,7 @@ def test_resume_refuses_a_checkpoint_of_a_different_job(finetune_files, straight
 
 
 def test_a_checkpoint_record_naming_a_missing_file_is_refused(tmp_path):
-    save_checkpoint(tiny_model(), tmp_path, 3)
+    save_checkpoint(tiny_backbone(), tmp_path, 3)
     (tmp_path / "checkpoint-00000003.keras").unlink()
     with pytest.raises(FileNotFoundError, match="checkpoint-00000003.keras"):
         load_checkpoint(tmp_path)

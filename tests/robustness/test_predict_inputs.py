@@ -7,8 +7,8 @@ Runs on every backend: the input checks guard the backends' own behaviour
 import numpy as np
 import pytest
 
+from harness import tiny_backbone
 from keras_bert import BertClassifier, BertTokenClassifier
-from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 from keras_bert.pipelines import TextClassifierPipeline, TokenClassifierPipeline
 from robustness_helpers import FIXTURE_VOCAB
@@ -21,16 +21,9 @@ def tokenizer():
     return BertTokenizer(str(FIXTURE_VOCAB))
 
 
-def backbone(tokenizer):
-    return BertBackbone(
-        vocabulary_size=tokenizer.vocabulary_size(), num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
-        max_sequence_length=32, dropout=0.0,
-    )
-
-
 @pytest.fixture(scope="module")
 def classifier(tokenizer):
-    model = BertClassifier(backbone(tokenizer), num_classes=2, label_names=["negative", "positive"])
+    model = BertClassifier(tiny_backbone(vocabulary_size=tokenizer.vocabulary_size(), max_sequence_length=32), num_classes=2, label_names=["negative", "positive"])
     model.compile()
     return model
 
@@ -78,7 +71,7 @@ def test_fit_refuses_labels_out_of_range_or_of_the_wrong_type(classifier, labels
 
 
 def test_token_labels_may_hold_the_ignore_id_but_nothing_else_out_of_range(tokenizer):
-    tagger = BertTokenClassifier(backbone(tokenizer), num_classes=3)
+    tagger = BertTokenClassifier(tiny_backbone(vocabulary_size=tokenizer.vocabulary_size(), max_sequence_length=32), num_classes=3)
     tagger.compile()
     labels = np.full((2, LENGTH), -100, "int32")
     labels[:, 1] = 2
@@ -104,7 +97,7 @@ def test_pipeline_on_unusual_texts_gives_one_valid_answer_each(classifier, token
 
 def test_pipeline_answers_zero_texts_with_zero_answers(classifier, tokenizer):
     assert TextClassifierPipeline(classifier, tokenizer, sequence_length=LENGTH)([]) == []
-    tagger = BertTokenClassifier(backbone(tokenizer), num_classes=3, label_names=["O", "B-PER", "I-PER"])
+    tagger = BertTokenClassifier(tiny_backbone(vocabulary_size=tokenizer.vocabulary_size(), max_sequence_length=32), num_classes=3, label_names=["O", "B-PER", "I-PER"])
     assert TokenClassifierPipeline(tagger, tokenizer, sequence_length=LENGTH)([]) == []
 
 

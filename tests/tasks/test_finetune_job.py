@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from keras_bert import BertPretrainer
-from keras_bert.metrics.entities import get_entities
+from harness import tiny_backbone
 from keras_bert.jobs.finetune import finetune
+from keras_bert.metrics.entities import get_entities
 from keras_bert.pipelines import load_pipeline
-from task_helpers import FIXTURES, tiny_backbone, write
+from task_helpers import FIXTURES, write
 
 VOCAB = str(FIXTURES / "vocab.txt")
 # The job's files, reports and error paths do not depend on the backend; every head trains and predicts

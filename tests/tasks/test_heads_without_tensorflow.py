@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from conftest import run_without_tensorflow
+from harness import run_without_tensorflow
 
 
 SCRIPT = textwrap.dedent(
@@ -13,24 +13,20 @@ SCRIPT = textwrap.dedent(
     import numpy as np
     import keras
     import keras_bert
-    from keras_bert import BertBackbone
+    from harness import tiny_backbone
     from keras_bert.models import BertClassifier, BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier
     from keras_bert.metrics import entity_metrics, squad_metrics
-
-    def backbone():
-        return BertBackbone(vocabulary_size=30, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
-                            max_sequence_length=8)
 
     rng = np.random.default_rng(0)
     x = {"token_ids": rng.integers(0, 30, (4, 8)).astype("int32"), "segment_ids": np.zeros((4, 8), "int32"),
          "padding_mask": np.ones((4, 8), "int32")}
     x3 = {k: np.stack([v, v], axis=1) for k, v in x.items()}
     cases = [
-        (BertClassifier(backbone(), num_classes=2, label_names=["no", "yes"]), x, np.array([0, 1, 0, 1])),
-        (BertClassifier(backbone(), num_classes=1), x, np.array([0.5, 1.0, -1.0, 0.0], "float32")),
-        (BertTokenClassifier(backbone(), num_classes=3), x, np.full((4, 8), -100).clip(-100, 2)),
-        (BertQuestionAnswerer(backbone()), x, {"start": np.array([0, 1, 2, 3]), "end": np.array([0, 1, 3, 3])}),
-        (BertMultipleChoice(backbone()), x3, np.array([0, 1, 1, 0])),
+        (BertClassifier(tiny_backbone(), num_classes=2, label_names=["no", "yes"]), x, np.array([0, 1, 0, 1])),
+        (BertClassifier(tiny_backbone(), num_classes=1), x, np.array([0.5, 1.0, -1.0, 0.0], "float32")),
+        (BertTokenClassifier(tiny_backbone(), num_classes=3), x, np.full((4, 8), -100).clip(-100, 2)),
+        (BertQuestionAnswerer(tiny_backbone()), x, {"start": np.array([0, 1, 2, 3]), "end": np.array([0, 1, 3, 3])}),
+        (BertMultipleChoice(tiny_backbone()), x3, np.array([0, 1, 1, 0])),
     ]
     cases[2][2][:, 1] = 1
     for model, inputs, targets in cases:

@@ -9,7 +9,7 @@ import keras
 import numpy as np
 import pytest
 
-from harness import StopWhenLearned, run_saving_test
+from harness import StopWhenLearned, run_saving_test, tiny_backbone
 from keras_bert import create_optimizer
 from keras_bert.metrics import classification_metrics, entity_metrics, regression_metrics, squad_metrics
 from keras_bert.models import BertClassifier, BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier
@@ -24,7 +24,7 @@ from keras_bert.pipelines import (
     TokenClassifierPipeline,
     predict_text,
 )
-from task_helpers import FIXTURES, fixture_tokenizer, tiny_backbone
+from task_helpers import FIXTURES, fixture_tokenizer
 
 
 def train(model, features, epochs, batch_size=32, learning_rate=3e-3, stop_when=None):
@@ -55,7 +55,7 @@ def classification_run(name, columns, regression=False, epochs=6, batch_size=32)
         label_names=train_features.info["label_names"], sequence_length=24,
     )
     names = train_features.info["label_names"]
-    model = BertClassifier(tiny_backbone(max_sequence_length=24), num_classes=1 if regression else len(names),
+    model = BertClassifier(tiny_backbone(max_sequence_length=24, hidden_dim=32), num_classes=1 if regression else len(names),
                            dropout=0.0, label_names=names)
     train(model, train_features, epochs, batch_size)
     return model, dev_features
@@ -119,7 +119,7 @@ def tagger():
     train_features = ner_features(train_sentences, tokenizer, names, sequence_length=24)
     dev_sentences = read_conll(FIXTURES / "ner_dev.conll")
     dev = ner_features(dev_sentences, tokenizer, names, sequence_length=24)
-    model = BertTokenClassifier(tiny_backbone(max_sequence_length=24), num_classes=len(names), dropout=0.0,
+    model = BertTokenClassifier(tiny_backbone(max_sequence_length=24, hidden_dim=32), num_classes=len(names), dropout=0.0,
                                 label_names=names)
     return train(model, train_features, epochs=6), dev, dev_sentences
 
@@ -159,7 +159,7 @@ def question_answerer():
     dev = squad_features(dev_examples, tokenizer, sequence_length=32, doc_stride=8, max_query_length=16)
     # Contexts longer than one window: the windows (and "no answer here" labels) are part of the task.
     assert len(train_features) > train_features.info["num_examples"]
-    model = BertQuestionAnswerer(tiny_backbone(max_sequence_length=32))
+    model = BertQuestionAnswerer(tiny_backbone(max_sequence_length=32, hidden_dim=32))
     return train(model, train_features, epochs=15, learning_rate=5e-3), dev, dev_examples
 
 

@@ -4,8 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import random_bert_inputs
-from harness import run_layer_test, run_model_test, run_saving_test
+from harness import random_bert_inputs, run_layer_test, run_model_test, run_saving_test, tiny_backbone
 from keras_bert.layers import SpanHead
 from keras_bert.models import (
     BertClassifier,
@@ -16,13 +15,8 @@ from keras_bert.models import (
     BertTask,
     BertTokenClassifier,
 )
-from task_helpers import tiny_backbone
 
 VOCAB, BATCH, SEQ = 40, 4, 10
-
-
-def backbone(**overrides):
-    return tiny_backbone(vocabulary_size=VOCAB, max_sequence_length=16, hidden_dim=16, **overrides)
 
 
 def inputs():
@@ -55,7 +49,7 @@ def test_span_head_layer(tmp_path):
 
 def test_classifier_harness(tmp_path):
     model = run_model_test(
-        lambda: BertClassifier(backbone(), num_classes=3, label_names=["a", "b", "c"]),
+        lambda: BertClassifier(tiny_backbone(), num_classes=3, label_names=["a", "b", "c"]),
         inputs(),
         (BATCH, 3),
         tmp_path,
@@ -68,7 +62,7 @@ def test_classifier_harness(tmp_path):
 
 def test_regressor_harness_uses_mse(tmp_path):
     model = run_model_test(
-        lambda: BertClassifier(backbone(), num_classes=1),
+        lambda: BertClassifier(tiny_backbone(), num_classes=1),
         inputs(),
         (BATCH, 1),
         tmp_path,
@@ -82,7 +76,7 @@ def test_token_classifier_harness(tmp_path):
     labels = np.random.default_rng(0).integers(0, 5, (BATCH, SEQ))
     labels[:, 0] = -100
     run_model_test(
-        lambda: BertTokenClassifier(backbone(), num_classes=5, label_names=["O", "B-X", "I-X", "B-Y", "I-Y"]),
+        lambda: BertTokenClassifier(tiny_backbone(), num_classes=5, label_names=["O", "B-X", "I-X", "B-Y", "I-Y"]),
         inputs(),
         (BATCH, SEQ, 5),
         tmp_path,
@@ -92,7 +86,7 @@ def test_token_classifier_harness(tmp_path):
 
 def test_question_answerer_harness(tmp_path):
     run_model_test(
-        lambda: BertQuestionAnswerer(backbone()),
+        lambda: BertQuestionAnswerer(tiny_backbone()),
         inputs(),
         {"start": (BATCH, SEQ), "end": (BATCH, SEQ)},
         tmp_path,
@@ -107,7 +101,7 @@ def choice_inputs(num_choices=3):
 
 def test_multiple_choice_harness(tmp_path):
     model = run_model_test(
-        lambda: BertMultipleChoice(backbone()),
+        lambda: BertMultipleChoice(tiny_backbone()),
         choice_inputs(),
         (BATCH, 3),
         tmp_path,
@@ -118,7 +112,7 @@ def test_multiple_choice_harness(tmp_path):
 
 
 def test_multiple_choice_scores_each_choice_on_its_own():
-    model = BertMultipleChoice(backbone())
+    model = BertMultipleChoice(tiny_backbone())
     x = choice_inputs()
     scores = keras.ops.convert_to_numpy(model(x, training=False))
     # Choice 1 alone, as an example with one choice, gets the same score.
@@ -127,7 +121,7 @@ def test_multiple_choice_scores_each_choice_on_its_own():
 
 
 def test_multiple_choice_input_checks():
-    model = BertMultipleChoice(backbone())
+    model = BertMultipleChoice(tiny_backbone(vocabulary_size=VOCAB))
     flat = inputs()
     with pytest.raises(ValueError, match=r"`token_ids` must have rank 3 \(batch_size, num_choices, length\)"):
         model.predict(flat, verbose=0)
@@ -138,7 +132,7 @@ def test_multiple_choice_input_checks():
 
 
 def test_multiple_choice_fit_and_evaluate_check_labels_against_the_number_of_choices():
-    model = BertMultipleChoice(backbone())
+    model = BertMultipleChoice(tiny_backbone(vocabulary_size=VOCAB))
     model.compile()
     # 3 choices: label 3 names no choice. BertTask's label check refuses it before any step runs.
     with pytest.raises(ValueError, match=r"class labels must be in \[0, 3\) \(num_classes=3\)\. Received 3"):
@@ -153,7 +147,7 @@ def test_multiple_choice_fit_and_evaluate_check_labels_against_the_number_of_cho
 
 
 def test_token_classifier_loss_ignores_minus_100_and_zero_weights():
-    model = BertTokenClassifier(backbone(), num_classes=3)
+    model = BertTokenClassifier(tiny_backbone(), num_classes=3)
     model.compile()
     x = inputs()
     labels = np.random.default_rng(1).integers(0, 3, (BATCH, SEQ))
@@ -172,7 +166,7 @@ def test_token_classifier_loss_ignores_minus_100_and_zero_weights():
 
 
 def test_question_answerer_loss_is_mean_of_start_and_end():
-    model = BertQuestionAnswerer(backbone())
+    model = BertQuestionAnswerer(tiny_backbone())
     model.compile()
     x = inputs()
     y = {"start": np.array([0, 1, 2, 3]), "end": np.array([0, 2, 2, 5])}
@@ -190,19 +184,19 @@ def test_question_answerer_loss_is_mean_of_start_and_end():
 
 def test_arguments_are_checked():
     with pytest.raises(ValueError, match="`num_classes` must be a positive int. Received: num_classes=0"):
-        BertClassifier(backbone(), num_classes=0)
+        BertClassifier(tiny_backbone(), num_classes=0)
     with pytest.raises(ValueError, match="`label_names` has 2 names but num_classes=3"):
-        BertClassifier(backbone(), num_classes=3, label_names=["a", "b"])
+        BertClassifier(tiny_backbone(), num_classes=3, label_names=["a", "b"])
     with pytest.raises(ValueError, match="`label_names` must be distinct"):
-        BertTokenClassifier(backbone(), num_classes=2, label_names=["O", "O"])
+        BertTokenClassifier(tiny_backbone(), num_classes=2, label_names=["O", "O"])
     with pytest.raises(ValueError, match="`label_names` must be a list of strings"):
-        BertClassifier(backbone(), num_classes=2, label_names=[0, 1])
+        BertClassifier(tiny_backbone(), num_classes=2, label_names=[0, 1])
     with pytest.raises(ValueError, match="`dropout` must be a float in"):
-        BertMultipleChoice(backbone(), dropout=1.5)
+        BertMultipleChoice(tiny_backbone(), dropout=1.5)
 
 
 def test_frozen_backbone_trains_the_head_only(tmp_path):
-    model = BertClassifier(backbone(), num_classes=2)
+    model = BertClassifier(tiny_backbone(), num_classes=2)
     model.backbone.trainable = False
     model.compile(optimizer=keras.optimizers.SGD(0.1))
     assert len(model.trainable_weights) == 2  # the output kernel and bias
@@ -215,9 +209,9 @@ def test_frozen_backbone_trains_the_head_only(tmp_path):
 
 
 def test_mixed_precision_logits_are_float32():
-    model = BertClassifier(backbone(dtype="mixed_bfloat16"), num_classes=2)
+    model = BertClassifier(tiny_backbone(dtype="mixed_bfloat16"), num_classes=2)
     assert keras.backend.standardize_dtype(model(inputs()).dtype) == "float32"
-    qa = BertQuestionAnswerer(backbone(dtype="mixed_bfloat16"))
+    qa = BertQuestionAnswerer(tiny_backbone(dtype="mixed_bfloat16"))
     assert keras.backend.standardize_dtype(qa(inputs())["start"].dtype) == "float32"
 
 
@@ -244,7 +238,7 @@ def test_from_pretrained_puts_a_new_head_on_a_pretrained_backbone(monkeypatch, c
 
     def fake_from_pretrained(path, **backbone_kwargs):
         calls.append((path, backbone_kwargs))
-        return backbone(**backbone_kwargs)
+        return tiny_backbone(**backbone_kwargs)
 
     monkeypatch.setattr(BertBackbone, "from_pretrained", staticmethod(fake_from_pretrained))
     model = cls.from_pretrained("some/checkpoint", backbone_kwargs={"dropout": 0.05}, **kwargs)
@@ -256,7 +250,7 @@ def test_from_pretrained_puts_a_new_head_on_a_pretrained_backbone(monkeypatch, c
 
 @pytest.mark.parametrize("cls, kwargs", TASKS_WITH_NEW_HEADS)
 def test_from_pretrained_reads_a_saved_backbone(tmp_path, cls, kwargs):
-    pretrained = backbone()
+    pretrained = tiny_backbone(vocabulary_size=VOCAB)
     pretrained.save(tmp_path / "backbone.keras")
     model = cls.from_pretrained(tmp_path / "backbone.keras", backbone_kwargs={"dropout": 0.05}, **kwargs)
     assert type(model) is cls and model.backbone.dropout == 0.05
@@ -265,13 +259,13 @@ def test_from_pretrained_reads_a_saved_backbone(tmp_path, cls, kwargs):
 
 
 def test_from_pretrained_takes_the_constructor_arguments_positionally(tmp_path):
-    backbone().save(tmp_path / "backbone.keras")
+    tiny_backbone(vocabulary_size=VOCAB).save(tmp_path / "backbone.keras")
     model = BertClassifier.from_pretrained(tmp_path / "backbone.keras", 3)
     assert model.num_classes == 3
 
 
 def test_pretraining_models_load_their_heads_from_pretrained(tmp_path):
-    pretrainer = BertPretrainer(backbone())
+    pretrainer = BertPretrainer(tiny_backbone(vocabulary_size=VOCAB))
     pretrainer.save(tmp_path / "pretrainer.keras")
     # A new pretrainer built from the file's tensors (dropout changed) holds the same heads.
     again = BertPretrainer.from_pretrained(tmp_path / "pretrainer.keras", dropout=0.05)
@@ -283,6 +277,6 @@ def test_pretraining_models_load_their_heads_from_pretrained(tmp_path):
         keras.ops.convert_to_numpy(masked_lm.masked_lm_head.output_bias),
         keras.ops.convert_to_numpy(pretrainer.masked_lm_head.output_bias),
     )
-    backbone().save(tmp_path / "backbone.keras")
+    tiny_backbone(vocabulary_size=VOCAB).save(tmp_path / "backbone.keras")
     with pytest.raises(ValueError, match="lacks tensors the model needs: cls.predictions"):
         BertMaskedLM.from_pretrained(tmp_path / "backbone.keras")
