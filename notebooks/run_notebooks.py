@@ -44,7 +44,7 @@ def ci_parameters():
     movie_reviews = os.path.join(DATA, "sentiment", "movieReviewSnippets_GroundTruth.txt")
     checkpoint = minilm_path()
     # No NER or QA corpus is available offline: the test suite's made-up files in the real formats.
-    fixtures = os.path.join(REPO, "tests", "tasks", "fixtures")
+    fixtures = os.path.join(REPO, "tests", "fixtures", "tasks")
     return {
         "01_pretrain_bert_from_scratch": {
             "NB_CORPUS": os.path.join(austen, "northangerabbey.txt"),

@@ -22,7 +22,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
 
 
-# The size of tests/tasks/fixtures/vocab.txt (the task, export and robustness tests' tokenizer).
+# The size of tests/fixtures/tasks/vocab.txt (the task, export and robustness tests' tokenizer).
 FIXTURE_VOCABULARY_SIZE = 147
 
 

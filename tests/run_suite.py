@@ -83,7 +83,7 @@ def run_passes(queue, jobs, scratch):
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"), **extra_env}
         if jobs > 1:
             # PyTorch's OpenMP threads spin while they wait: two processes with two threads each on
-            # two cores starve each other. Measured: tests/tasks/test_learning.py on torch, two copies
+            # two cores starve each other. Measured: tests/models/test_task_learning.py on torch, two copies
             # at once, 264 s with the default threads, 68 s with one each (one copy alone: ~69 s).
             # TensorFlow and JAX (Eigen pools) showed no such loss (144 vs 139 s, 125 vs 132 s).
             env.setdefault("OMP_NUM_THREADS", "1")

@@ -96,7 +96,7 @@ def test_one_tiny_backbone_factory():
     backbone = tiny_backbone()
     assert (backbone.num_layers, backbone.hidden_dim, backbone.dropout) == (2, 16, 0.0)
     assert tiny_backbone(hidden_dim=8).intermediate_dim == 16
-    vocab = (TESTS / "tasks" / "fixtures" / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    vocab = (TESTS / "fixtures" / "tasks" / "vocab.txt").read_text(encoding="utf-8").splitlines()
     assert backbone.vocabulary_size == FIXTURE_VOCABULARY_SIZE == len(vocab)
 
 

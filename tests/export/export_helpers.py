@@ -9,7 +9,7 @@ import numpy as np
 
 from harness import run_with_packages_hidden, tiny_backbone
 
-VOCAB_FILE = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "vocab.txt"
+VOCAB_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "tasks" / "vocab.txt"
 TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 SERVE_SCRIPT = (Path(__file__).resolve().parent / "serve_without_keras.py").read_text(encoding="utf-8")
 

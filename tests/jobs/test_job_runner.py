@@ -13,7 +13,7 @@ from keras_bert.jobs.pretrain import pretrain
 from keras_bert.jobs.runner import check_same_job
 from keras_bert.preprocessing.pretraining.config import PretrainingDataConfig
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "tasks" / "fixtures"
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
 VOCAB = str(FIXTURES / "vocab.txt")
 
 

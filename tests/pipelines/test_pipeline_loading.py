@@ -21,7 +21,7 @@ from keras_bert.pipelines import (
     pipeline_for,
 )
 
-VOCAB = pathlib.Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "vocab.txt"
+VOCAB = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "tasks" / "vocab.txt"
 
 
 def _backbone():

@@ -11,7 +11,7 @@ import numpy as np
 
 from harness import REPO_ROOT, SHARED_DATA
 
-TASK_FIXTURES = REPO_ROOT / "tests" / "tasks" / "fixtures"
+TASK_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "tasks"
 FIXTURE_VOCAB = TASK_FIXTURES / "vocab.txt"
 AUSTEN = SHARED_DATA / "austen"
 

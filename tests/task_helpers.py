@@ -3,7 +3,7 @@
 import functools
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tasks"
 
 
 @functools.lru_cache(maxsize=None)

@@ -17,9 +17,9 @@ from task_helpers import FIXTURES, write
 
 VOCAB = str(FIXTURES / "vocab.txt")
 # The job's files, reports and error paths do not depend on the backend; every head trains and predicts
-# on every backend in test_learning.py and test_task_models.py, and the pair-classification job below
+# on every backend in tests/models/test_task_learning.py and test_task_models.py, and the pair-classification job below
 # runs end to end on all three.
-PLUMBING = "job plumbing is backend-independent; the heads train on every backend in test_learning.py"
+PLUMBING = "job plumbing is backend-independent; the heads train on every backend in tests/models/test_task_learning.py"
 
 
 def parse(argv):
