@@ -47,6 +47,8 @@ class RunFolder:
 def read_job_record(folder):
     """`(kind, job dict)` from the record in `folder`, or `(None, None)` when it has none.
 
+    A `config.json` without a "job" (a Hugging Face checkpoint's) is not a record.
+
     Raises:
         ValueError: the record exists but is not a JSON object with a "job" object.
     """
@@ -60,6 +62,8 @@ def read_job_record(folder):
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
             raise ValueError(f"{path}: not a readable job record ({error})") from None
         job = record.get("job") if isinstance(record, dict) else None
+        if kind == "pretrain" and isinstance(record, dict) and "job" not in record:
+            continue  # another tool's config.json (a Hugging Face checkpoint's), not a job record
         if not isinstance(job, dict):
             raise ValueError(f"{path}: not a keras-bert job record (no 'job' object)")
         return kind, job

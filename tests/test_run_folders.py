@@ -39,3 +39,14 @@ def test_a_broken_record_is_named(tmp_path):
     (tmp_path / "finetune.json").write_text("[1, 2]")
     with pytest.raises(ValueError, match="no 'job' object"):
         read_job_record(tmp_path)
+
+
+def test_a_hugging_face_folder_is_not_a_run_folder(tmp_path):
+    """Its config.json is the model's configuration, not a job record."""
+    _folder(tmp_path, record_name=None)
+    (tmp_path / "config.json").write_text('{"model_type": "bert", "hidden_size": 384}')
+    assert read_run_folder(tmp_path) is None
+    assert read_job_record(tmp_path) == (None, None)
+    (tmp_path / "config.json").write_text('{"job": 3}')  # a job record gone wrong is still named
+    with pytest.raises(ValueError, match="no 'job' object"):
+        read_job_record(tmp_path)

@@ -48,6 +48,8 @@ def add_finetune_arguments(parser):
                              "less compute on padding")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="start over in an --out folder that holds an earlier run (its checkpoints are deleted)")
     parser.add_argument("--resume", action="store_true",
                         help="continue from the last checkpoint in --out (one is written at every epoch end)")
     group = parser.add_argument_group("classify / regress / multiple-choice files")
@@ -130,5 +132,6 @@ def run_finetune(args):
         choice_columns=[_column(c, header) for c in args.choice_columns] if args.choice_columns else None,
         length_buckets=args.length_buckets,
         resume=args.resume,
+        overwrite=args.overwrite,
     )
     return 0

@@ -20,6 +20,7 @@ import argparse
 import sys
 
 from keras_bert.cli import convert, export, finetune, predict, pretrain, vocab
+from keras_bert import __version__
 from keras_bert.cli.errors import UserError
 
 
@@ -40,6 +41,7 @@ def build_parser():
     """The `keras-bert` argument parser, with every subcommand."""
     parser = _Parser(prog="keras-bert", description="BERT in Keras 3: pretrain, convert, fine-tune, export.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    parser.add_argument("--version", action="version", version=f"keras-bert {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_command(subparsers, "vocab", vocab.HELP, vocab.add_vocab_arguments, vocab.run_vocab)
     _add_command(subparsers, "pretrain", pretrain.HELP, pretrain.add_pretrain_arguments, pretrain.run_pretrain)
@@ -52,7 +54,13 @@ def build_parser():
 
 def main(argv=None):
     """Runs `keras-bert ARGV` (default: sys.argv); returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras and args.command == "predict" and not any(e.startswith("-") for e in extras):
+        # argparse takes a positional list only before the options; texts after them are texts too.
+        args.texts = [*args.texts, *extras]
+    elif extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
     try:
         status = args.run(args)
     except KeyboardInterrupt:

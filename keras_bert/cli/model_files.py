@@ -8,6 +8,7 @@ user names one with `--tokenizer`.
 """
 
 import os
+import zipfile
 
 import keras
 
@@ -32,6 +33,8 @@ def find_model(model_path):
             raise UserError(f"{model_path}: no such file")
         if not model_file.endswith(".keras"):
             raise UserError(f"{model_path}: expected a .keras file or a finetune folder")
+    if not zipfile.is_zipfile(model_file):
+        raise UserError(f"{model_file}: not a .keras file (not a zip archive: truncated or corrupt?)")
     try:
         run = read_run_folder(model_path)
     except ValueError as error:

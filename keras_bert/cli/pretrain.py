@@ -54,6 +54,8 @@ def add_pretrain_arguments(parser):
     parser.add_argument("--tpu", help="--strategy tpu: 'local' (default: Colab, TPU VMs) or a TPU name/address")
     parser.add_argument("--steps-per-execution", type=int, default=1, help="steps per compiled call (raise on TPUs)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--overwrite", action="store_true",
+                        help="start over in an --out folder that holds an earlier run (its checkpoints are deleted)")
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
     parser.add_argument("--no-tensorboard", action="store_true")
     parser.add_argument("--out", required=True, help="output folder")
@@ -89,6 +91,7 @@ def run_pretrain(args):
         gradient_accumulation_steps=args.grad_accumulation,
         checkpoint_every=args.checkpoint_every,
         resume=args.resume,
+        overwrite=args.overwrite,
         seed=args.seed,
         eval_corpus=args.eval_corpus,
         eval_batches=args.eval_batches,

@@ -116,8 +116,8 @@ def export_saved_model(
     if os.path.exists(directory) and not overwrite:
         raise ValueError(f"{directory} already exists; pass overwrite=True (--overwrite) to replace it.")
     parent = os.path.dirname(directory)
-    if not os.path.isdir(parent):
-        raise ValueError(f"{parent} is not a directory (the export's parent folder must exist).")
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise ValueError(f"{parent} is not a directory (the export's parent must be a folder).")
 
     options = dict(
         sequence_length=sequence_length,
@@ -197,7 +197,12 @@ def _export_here(model, task, tokenizer, directory, overwrite, options, verbose)
     metadata = _metadata(model, task, tokenizer, options)
     parent = os.path.dirname(directory)
     name = os.path.basename(directory)
+    os.makedirs(parent or ".", exist_ok=True)  # as the training jobs create their --out folders
     staging = tempfile.mkdtemp(prefix=f".{name}.partial-", dir=parent)
+    # mkdtemp makes a private (0700) folder; the export is an ordinary folder (0777 less the umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(staging, 0o777 & ~umask)
     sources = tempfile.mkdtemp(prefix="keras_bert_export_assets-")
     try:
         vocab_file = os.path.join(sources, "vocab.txt")

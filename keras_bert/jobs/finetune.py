@@ -59,6 +59,7 @@ def finetune(
     task, init, train, output_dir, eval=None, vocab=None, lowercase=None,
     sequence_length=None, batch_size=32, epochs=3, learning_rate=3e-5, warmup_ratio=0.1, weight_decay=0.01,
     dropout=0.1, freeze_backbone=False, seed=0, verbose=1, callbacks=(), length_buckets=None, resume=False,
+    overwrite=False,
     tensorboard=True, **task_options,
 ):
     """Fine-tunes a BERT task model on labelled files and evaluates it.
@@ -91,6 +92,8 @@ def finetune(
         resume: continue from the checkpoint in `output_dir/checkpoints` (one is
             written at every epoch end); the run then ends with the weights an
             uninterrupted run would have. Without a checkpoint it starts afresh.
+        overwrite: start afresh in an `output_dir` that holds an earlier run; without
+            it (or `resume`) such a folder is refused with FileExistsError.
         tensorboard: write TensorBoard logs to `output_dir/logs`.
         **task_options: how the files are read and the task decoded; every
             task's options are accepted and each task reads its own (see
@@ -141,8 +144,8 @@ def finetune(
         **{k: v for k, v in options.items() if k not in ("sequence_length", "dropout", "read_stats")},
     )
     runner = JobRunner(
-        output_dir, job, _RESUME_KEYS, resume=resume, upgrade_record=_upgrade_record, tensorboard=tensorboard,
-        callbacks=callbacks, verbose=verbose,
+        output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, upgrade_record=_upgrade_record,
+        tensorboard=tensorboard, callbacks=callbacks, verbose=verbose,
     )
     optimizer = dict(
         learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=schedule.warmup_steps,

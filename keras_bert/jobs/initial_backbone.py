@@ -12,7 +12,7 @@ import os
 from keras_bert.converters.checkpoint import load_keras_backbone
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_sizes import BERT_SIZES
-from keras_bert.run_folders import read_job_record
+from keras_bert.run_folders import read_job_record, read_run_folder
 
 
 def load_init(init, vocab=None, lowercase=None, dropout=0.1, max_sequence_length=512):
@@ -46,6 +46,9 @@ def load_init(init, vocab=None, lowercase=None, dropout=0.1, max_sequence_length
         return backbone, tokenizer, f"random {init} BERT"
     if not os.path.exists(init):
         raise FileNotFoundError(f"--init {init}: no such file or folder (nor a size name: {sorted(BERT_SIZES)})")
+    run = read_run_folder(init)
+    if run is not None:  # a job's --out folder: its model.keras and vocab.txt
+        init = run.model_file
     folder = init if os.path.isdir(init) else os.path.dirname(os.path.abspath(init))
     if init.endswith(".keras") and os.path.isfile(init):
         backbone = _with_dropout(_keras_backbone(init), dropout)

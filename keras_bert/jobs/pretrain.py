@@ -62,7 +62,7 @@ def pretrain(
     size="mini", lowercase=True, dropout=0.1, dtype=None,
     steps=1000, optimizer="adamw", learning_rate=1e-4, weight_decay=0.01, warmup_steps=None,
     gradient_accumulation_steps=None, seed=None,
-    checkpoint_every=None, resume=False, eval_corpus=None, eval_batches=20,
+    checkpoint_every=None, resume=False, overwrite=False, eval_corpus=None, eval_batches=20,
     strategy=None, mesh_shape=None, tpu=None, steps_per_execution=1,
     tensorboard=True, verbose=1, callbacks=(),
     **data_options,
@@ -87,6 +87,8 @@ def pretrain(
             run must have the same arguments as the checkpoint's (anything
             that changes the training: size, data options, steps, optimizer,
             learning rate, seed, ...), else ValueError names the differences.
+        overwrite: start afresh in an `output_dir` that holds an earlier run; without
+            it (or `resume`) such a folder is refused with FileExistsError.
         seed: seeds the model, dropout and the data; same seed, same run
             (default: `data.seed`, 0 unless set).
         eval_corpus: held-out text files, evaluated at every checkpoint.
@@ -143,8 +145,8 @@ def pretrain(
     )
     data_keys = tuple(k for k in _recorded_data_options(config) if k != "tfrecords_dir")
     runner = JobRunner(
-        output_dir, job, _RESUME_KEYS + data_keys, resume=resume, strategy=distributed, tensorboard=tensorboard,
-        callbacks=callbacks, verbose=verbose,
+        output_dir, job, _RESUME_KEYS + data_keys, resume=resume, overwrite=overwrite, strategy=distributed,
+        tensorboard=tensorboard, callbacks=callbacks, verbose=verbose,
     )
 
     keras.utils.set_random_seed(config.seed)

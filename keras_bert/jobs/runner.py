@@ -70,6 +70,10 @@ class JobRunner:
             recorded in every checkpoint, so that `--resume` can compare it with the new run's.
         resume_keys: the keys of `job` a resumed run must share with its checkpoint.
         resume: continue from the checkpoint in `output_dir/checkpoints`, if any.
+        overwrite: start afresh in a folder that holds an earlier run (its
+            checkpoints are deleted first). Without `resume` or `overwrite`,
+            such a folder is refused: a new run would replace that run's
+            checkpoints step by step and leave a mix of both.
         strategy: None, or a strategy / distribution object (see `keras_bert.distribution`).
         upgrade_record: optional; turns the job recorded by an older
             checkpoint into today's spelling before the comparison.
@@ -89,6 +93,7 @@ class JobRunner:
         resume_keys,
         *,
         resume=False,
+        overwrite=False,
         strategy=None,
         upgrade_record=None,
         tensorboard=True,
@@ -106,9 +111,30 @@ class JobRunner:
         self.verbose = verbose
         self.checkpoint_dir = os.path.join(self.output_dir, "checkpoints")
         self.chief = is_chief()
+        if not resume:
+            self._clear_earlier_run(overwrite)
         self.write_dir = self.output_dir if self.chief else tempfile.mkdtemp(prefix="keras_bert_worker_")
         os.makedirs(self.write_dir, exist_ok=True)
         self.start_step = 0
+
+    def _clear_earlier_run(self, overwrite):
+        """Refuses (or, with `overwrite`, clears) an output folder that holds an earlier run.
+
+        Raises:
+            FileExistsError naming the earlier run's last step and the two ways on.
+        """
+        model_file = os.path.join(self.output_dir, "model.keras")
+        state = read_checkpoint_state(self.checkpoint_dir) if os.path.isdir(self.checkpoint_dir) else None
+        if state is None and not os.path.exists(model_file):
+            return
+        if not overwrite:
+            found = f"a checkpoint at step {state['step']}" if state is not None else "a model.keras"
+            raise FileExistsError(
+                f"{self.output_dir} holds an earlier run ({found}); pass --resume to continue it, --overwrite to "
+                "start over in it, or another --out folder."
+            )
+        if self.chief:
+            shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
 
     def path(self, name):
         """Where this process writes the output file `name`."""

@@ -126,3 +126,26 @@ def test_finetune_rejects_unknown_options_and_tasks(train_file, tmp_path):
         run_finetune("classify", train_file, tmp_path, text_colum="sentence")
     with pytest.raises(ValueError, match="Unknown task 'summarize'"):
         run_finetune("summarize", train_file, tmp_path)
+
+
+# ----------------------------------------------------------------------------- an earlier run in --out
+def test_pretrain_refuses_an_output_folder_with_an_earlier_run_and_overwrite_starts_over(corpus, tmp_path):
+    run_pretrain(corpus, tmp_path)
+    state_file = tmp_path / "checkpoints" / "checkpoint.json"
+    before = state_file.read_text()
+    with pytest.raises(FileExistsError, match=r"holds an earlier run \(a checkpoint at step 2\); pass --resume"):
+        run_pretrain(corpus, tmp_path, steps=4)
+    assert state_file.read_text() == before  # nothing touched
+    summary = run_pretrain(corpus, tmp_path, steps=4, checkpoint_every=4, overwrite=True)
+    assert summary["resumed_from_step"] == 0
+    assert json.loads(state_file.read_text())["step"] == 4
+    assert len(list((tmp_path / "checkpoints").glob("checkpoint-*.keras"))) == 1  # none of the old run's left
+
+
+def test_finetune_refuses_a_folder_that_holds_only_a_model(train_file, tmp_path):
+    (tmp_path / "model.keras").write_bytes(b"an earlier model")
+    with pytest.raises(FileExistsError, match=r"holds an earlier run \(a model.keras\)"):
+        run_finetune("classifier", train_file, tmp_path, tensorboard=False)
+    assert (tmp_path / "model.keras").read_bytes() == b"an earlier model"
+    run_finetune("classifier", train_file, tmp_path, tensorboard=False, overwrite=True)
+    assert (tmp_path / "model.keras").read_bytes() != b"an earlier model"

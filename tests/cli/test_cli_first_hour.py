@@ -1,0 +1,91 @@
+"""What a new user types by habit (issue 20): --version, texts after options, a broken .keras file,
+an --out folder whose parent does not exist, a pretraining run folder given where a model is expected."""
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+import keras_bert
+import keras_bert.cli.predict
+from harness import REPO_ROOT, tiny_backbone
+from keras_bert.cli.main import main
+from keras_bert.jobs.initial_backbone import load_init
+from keras_bert.models import BertClassifier, BertPretrainer
+from keras_bert.run_folders import read_run_folder
+from task_helpers import FIXTURES
+
+PLUMBING = "command-line plumbing is the same on every backend"
+
+
+@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"keras-bert {keras_bert.__version__}"
+
+
+@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+def test_python_dash_m_keras_bert_runs_the_cli():
+    done = subprocess.run([sys.executable, "-m", "keras_bert", "--version"], capture_output=True, text=True,
+                          cwd=REPO_ROOT, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == f"keras-bert {keras_bert.__version__}"
+
+
+@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+def test_predict_takes_texts_before_and_after_options(monkeypatch):
+    seen = {}
+
+    def run_predict(args):
+        seen.update(texts=args.texts, tokenizer=args.tokenizer)
+        return 0
+
+    monkeypatch.setattr(keras_bert.cli.predict, "run_predict", run_predict)  # the parser is built per call
+    assert main(["predict", "model.keras", "first text", "--tokenizer", "vocab.txt", "second text", "third"]) == 0
+    assert seen == {"texts": ["first text", "second text", "third"], "tokenizer": "vocab.txt"}
+
+
+@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+def test_unknown_options_are_still_refused(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["predict", "model.keras", "text", "--tokeniser", "vocab.txt"])
+    assert exit_.value.code == 2
+    assert "unrecognized arguments: --tokeniser vocab.txt" in capsys.readouterr().err
+
+
+@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+@pytest.mark.parametrize("content", [b"", b"PK\x03\x04 truncated", b"not a model at all"])
+def test_a_broken_keras_file_is_named_as_broken_first(tmp_path, capsys, content):
+    model = tmp_path / "model.keras"
+    model.write_bytes(content)
+    assert main(["predict", str(model), "some text"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"keras-bert predict: error: {model}: not a .keras file (not a zip archive: truncated or corrupt?)"]
+
+
+@pytest.mark.only_backend("tensorflow", reason="the SavedModel is written by TensorFlow on every backend")
+def test_export_creates_missing_parents_with_ordinary_permissions(tmp_path, capsys):
+    model_file = tmp_path / "clf.keras"
+    BertClassifier(tiny_backbone(), num_classes=2).save(model_file)
+    out = tmp_path / "a" / "b" / "sentiment"
+    code = main(["export", str(model_file), "--tokenizer", str(FIXTURES / "vocab.txt"), "--out", str(out),
+                 "--sequence-length", "16"])
+    assert code == 0, capsys.readouterr().err
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask
+    assert (out / "saved_model.pb").is_file()
+
+
+def test_a_pretraining_run_folder_is_a_valid_init(tmp_path):
+    """`finetune --init runs/x` (a pretrain --out folder) starts from its model.keras and vocab.txt."""
+    BertPretrainer(tiny_backbone()).save(tmp_path / "model.keras")
+    (tmp_path / "vocab.txt").write_bytes((FIXTURES / "vocab.txt").read_bytes())
+    (tmp_path / "config.json").write_text('{"job": {"lowercase": true}}')
+    assert read_run_folder(tmp_path).kind == "pretrain"
+    backbone, tokenizer, description = load_init(str(tmp_path))
+    assert description == f".keras file {tmp_path / 'model.keras'}"
+    assert backbone.vocabulary_size == tokenizer.vocabulary_size() == 147
