@@ -8,6 +8,9 @@ multiple-choice) and its task names (classifier, regressor, token_classifier,
 question_answerer, multiple_choice); see `keras_bert.tasks`.
 """
 
+import json
+import os
+
 from keras_bert.cli.errors import UserError
 from keras_bert.jobs.finetune import finetune
 from keras_bert.tasks import CLI_NAMES, TASKS
@@ -47,7 +50,7 @@ def add_finetune_arguments(parser):
                         help="train on batches of similar length, cut to these lengths (e.g. 16 32 48): "
                              "less compute on padding")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true", help="no progress output; one JSON line of held-out metrics")
     parser.add_argument("--overwrite", action="store_true",
                         help="start over in an --out folder that holds an earlier run (its checkpoints are deleted)")
     parser.add_argument("--resume", action="store_true",
@@ -91,11 +94,11 @@ def _column(value, header):
 def run_finetune(args):
     """Runs `finetune` with parsed `keras-bert finetune` arguments; returns the exit status (0).
 
-    The results are in the output folder (metrics.json, finetune.json) and,
-    unless `--quiet`, on stdout.
+    The results are in the output folder (metrics.json, finetune.json) and on
+    stdout; `--quiet` drops the progress output but still prints the held-out metrics.
     """
     header = not args.no_header
-    finetune(
+    summary = finetune(
         task=args.task,
         init=args.init,
         train=args.train,
@@ -134,4 +137,7 @@ def run_finetune(args):
         resume=args.resume,
         overwrite=args.overwrite,
     )
+    if args.quiet:
+        shown = {k: round(v, 4) if isinstance(v, float) else v for k, v in summary["metrics"].items() if k != "per_type"}
+        print(json.dumps({"held_out": shown, "model": os.path.join(args.out, "model.keras")}))
     return 0

@@ -17,11 +17,14 @@ with exit code 130.
 """
 
 import argparse
+import os
+import shlex
 import sys
 
 from keras_bert.cli import convert, export, finetune, predict, pretrain, vocab
 from keras_bert import __version__
 from keras_bert.cli.errors import UserError
+from keras_bert.jobs.checkpointing import read_checkpoint_state
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,10 +34,44 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
+class _HelpWithDefaults(argparse.HelpFormatter):
+    """Shows each option's default after its help, unless the help already gives it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if _has_default_to_show(action) and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _has_default_to_show(action):
+    # Flags (nargs=0: store_true, store_false) say what they do; their default is their absence.
+    return bool(action.option_strings) and action.nargs != 0 and action.default not in (None, argparse.SUPPRESS)
+
+
 def _add_command(subparsers, name, help, add_arguments, run):
-    parser = subparsers.add_parser(name, help=help)
+    parser = subparsers.add_parser(name, help=help, formatter_class=_HelpWithDefaults)
     add_arguments(parser)
+    for action in parser._actions:
+        if action.help is None and _has_default_to_show(action):
+            action.help = "(default: %(default)s)"  # argparse prints nothing after an option without help
     parser.set_defaults(run=run)
+
+
+def _where_to_resume(args, argv):
+    """For an interrupted training job: its last checkpoint and the command that continues from it."""
+    if args.command not in ("pretrain", "finetune") or not getattr(args, "out", None):
+        return ""
+    checkpoints = os.path.join(args.out, "checkpoints")
+    try:
+        state = read_checkpoint_state(checkpoints)
+    except ValueError:
+        state = None
+    if state is None:
+        return f"; no checkpoint was written to {checkpoints} yet"
+    words = [word for word in (sys.argv[1:] if argv is None else argv) if word not in ("--resume", "--overwrite")]
+    command = " ".join(["keras-bert", *map(shlex.quote, words), "--resume"])
+    return f". The last checkpoint is step {state['step']} in {checkpoints}; continue with:\n  {command}"
 
 
 def build_parser():
@@ -64,7 +101,7 @@ def main(argv=None):
     try:
         status = args.run(args)
     except KeyboardInterrupt:
-        print("keras-bert: interrupted", file=sys.stderr)
+        print(f"keras-bert: interrupted{_where_to_resume(args, argv)}", file=sys.stderr)
         return 130
     except (UserError, ValueError, FileNotFoundError, OSError) as error:
         if args.debug:

@@ -9,7 +9,9 @@ import sys
 import pytest
 
 import keras_bert
+import keras_bert.cli.finetune
 import keras_bert.cli.predict
+import keras_bert.cli.pretrain
 from harness import REPO_ROOT, tiny_backbone
 from keras_bert.cli.main import main
 from keras_bert.jobs.initial_backbone import load_init
@@ -89,3 +91,46 @@ def test_a_pretraining_run_folder_is_a_valid_init(tmp_path):
     backbone, tokenizer, description = load_init(str(tmp_path))
     assert description == f".keras file {tmp_path / 'model.keras'}"
     assert backbone.vocabulary_size == tokenizer.vocabulary_size() == 147
+
+
+@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+def test_an_interrupted_job_names_its_last_checkpoint_and_the_resume_command(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "runs x"
+
+    def interrupted_after_a_checkpoint(args):
+        (out / "checkpoints").mkdir(parents=True)
+        (out / "checkpoints" / "checkpoint.json").write_text('{"step": 20, "model_file": "checkpoint-20.keras"}')
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(keras_bert.cli.pretrain, "run_pretrain", interrupted_after_a_checkpoint)
+    argv = ["pretrain", "--corpus", "texts/", "--vocab", "vocab.txt", "--steps", "200", "--out", str(out)]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert f"keras-bert: interrupted. The last checkpoint is step 20 in {out / 'checkpoints'}; continue with:" in err
+    assert f"keras-bert pretrain --corpus texts/ --vocab vocab.txt --steps 200 --out '{out}' --resume" in err
+
+
+@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+def test_an_interrupted_job_without_a_checkpoint_says_so(tmp_path, monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(keras_bert.cli.finetune, "run_finetune", interrupted)
+    argv = ["finetune", "--task", "classify", "--init", "tiny", "--train", "t.tsv", "--out", str(tmp_path / "x")]
+    assert main(argv) == 130
+    assert capsys.readouterr().err.strip() == (
+        f"keras-bert: interrupted; no checkpoint was written to {tmp_path / 'x' / 'checkpoints'} yet"
+    )
+
+
+@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+def test_help_shows_the_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["finetune", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--batch-size BATCH_SIZE (default: 32)" in text and "--epochs EPOCHS (default: 3)" in text
+    assert "--learning-rate LEARNING_RATE (default: 3e-05)" in text
+    with pytest.raises(SystemExit):
+        main(["vocab", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "vocabulary size (default 8000)" in text and "(default: 8000)" not in text  # said once

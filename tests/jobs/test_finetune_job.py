@@ -43,7 +43,7 @@ def init_files(tmp_path_factory):
     return folder
 
 
-def test_cli_pair_classification_end_to_end(init_files, tmp_path):
+def test_cli_pair_classification_end_to_end(init_files, tmp_path, capsys):
     from keras_bert.cli.finetune import run_finetune
 
     out = tmp_path / "run"
@@ -54,6 +54,8 @@ def test_cli_pair_classification_end_to_end(init_files, tmp_path):
         "--sequence-length", "24", "--epochs", "2", "--learning-rate", "3e-3", "--out", str(out), "--quiet",
     ])
     assert run_finetune(args) == 0
+    printed = capsys.readouterr().out.strip().splitlines()  # --quiet: no progress, one line of results
+    assert len(printed) == 1 and set(json.loads(printed[0])) == {"held_out", "model"}
     for name in ("model.keras", "vocab.txt", "labels.json", "metrics.json", "finetune.json", "history.csv",
                  "eval_predictions.jsonl"):
         assert (out / name).exists(), name
