@@ -21,7 +21,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.preprocessing.input_packer import BertInputPacker
+from keras_bert.preprocessing.tasks.packing_preprocessor import PackingPreprocessor
 from keras_bert.preprocessing.tasks.task_features import TaskFeatures, get_column, pack_ids, read_table, window_spans
 
 
@@ -167,7 +167,7 @@ def encode_labels(examples, label_names=None, regression=False):
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertClassifierPreprocessor:
+class BertClassifierPreprocessor(PackingPreprocessor):
     """Raw text (pairs) → `BertClassifier` inputs, in `tf.data` or eagerly.
 
     Args:
@@ -193,14 +193,6 @@ class BertClassifierPreprocessor:
     ```
     """
 
-    def __init__(self, tokenizer, sequence_length=128, truncate="longest_first"):
-        if isinstance(tokenizer, dict):
-            tokenizer = keras.saving.deserialize_keras_object(tokenizer)
-        self.tokenizer = tokenizer
-        self.sequence_length = sequence_length
-        self.truncate = truncate
-        self.packer = BertInputPacker.from_tokenizer(tokenizer, sequence_length, truncate=truncate)
-
     def __call__(self, x, y=None, sample_weight=None):
         if isinstance(x, tuple):
             if len(x) != 2:
@@ -209,17 +201,6 @@ class BertClassifierPreprocessor:
         else:
             packed = self.packer(x)
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
-
-    def get_config(self):
-        return {
-            "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
-            "sequence_length": self.sequence_length,
-            "truncate": self.truncate,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 def classification_windows(tokenizer, texts, sequence_length, stride):

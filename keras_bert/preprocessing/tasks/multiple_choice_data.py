@@ -17,7 +17,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.preprocessing.input_packer import BertInputPacker
+from keras_bert.preprocessing.tasks.packing_preprocessor import PackingPreprocessor
 from keras_bert.preprocessing.tasks.task_features import TaskFeatures, get_column, read_table
 
 SWAG_COLUMNS = dict(context_column="sent1", question_column="sent2", label_column="label")
@@ -119,7 +119,7 @@ def read_multiple_choice(
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertMultipleChoicePreprocessor:
+class BertMultipleChoicePreprocessor(PackingPreprocessor):
     """Contexts and choices → `BertMultipleChoice` inputs, in `tf.data` or eagerly.
 
     Args:
@@ -140,14 +140,6 @@ class BertMultipleChoicePreprocessor:
         sequence_length)`, or `(x, y[, sample_weight])`.
     """
 
-    def __init__(self, tokenizer, sequence_length=128, truncate="longest_first"):
-        if isinstance(tokenizer, dict):
-            tokenizer = keras.saving.deserialize_keras_object(tokenizer)
-        self.tokenizer = tokenizer
-        self.sequence_length = sequence_length
-        self.truncate = truncate
-        self.packer = BertInputPacker.from_tokenizer(tokenizer, sequence_length, truncate=truncate)
-
     def __call__(self, x, y=None, sample_weight=None):
         if not isinstance(x, dict) or "context" not in x or "choices" not in x:
             raise ValueError("`x` must be a dict with 'context' and 'choices' (and optionally 'question').")
@@ -163,17 +155,6 @@ class BertMultipleChoicePreprocessor:
         packed = self.packer(tf.repeat(context, num_choices), tf.reshape(second, [-1]))
         packed = {k: tf.reshape(v, [-1, num_choices, self.sequence_length]) for k, v in packed.items()}
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
-
-    def get_config(self):
-        return {
-            "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
-            "sequence_length": self.sequence_length,
-            "truncate": self.truncate,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 def multiple_choice_features(examples, tokenizer, sequence_length=128, truncate="longest_first", batch_size=1024):
