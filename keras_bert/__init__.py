@@ -7,7 +7,13 @@ imported on first use, so `import keras_bert` works without TensorFlow.
 
 import importlib
 
-from keras_bert.layers import (
+from keras_bert import _command_line_startup
+
+# Only when this process is the `keras-bert` command: load TensorFlow now, without its
+# start-up notices on stderr (they cannot be silenced once keras has imported it).
+_command_line_startup.quiet_tensorflow_startup()
+
+from keras_bert.layers import (  # noqa: E402  (after the start-up filter, on purpose)
     BertEmbeddings,
     MaskedLMHead,
     NextSentenceHead,

@@ -42,10 +42,17 @@ def run_export(args):
     model_file, run = find_model(args.model)
     tokenizer = load_tokenizer(args.tokenizer, model_file, run)
     model = load_keras_model(model_file)
+    pretraining_model = isinstance(model, (BertPretrainer, BertMaskedLM))
     if args.backbone:
-        if not isinstance(model, (BertPretrainer, BertMaskedLM)):
+        if not pretraining_model:
             raise UserError("--backbone applies to pretraining models (BertPretrainer, BertMaskedLM)")
         model = model.backbone
+    elif pretraining_model:
+        # The library's message names `model.backbone`, which a command-line user cannot type.
+        raise UserError(
+            f"{model_file} is a pretraining model ({type(model).__name__}): add --backbone to export its "
+            f"encoder (embeddings), or fine-tune it first (keras-bert finetune --init {args.model} ...)"
+        )
     job = run.job if run is not None else {}
     export_saved_model(
         model,

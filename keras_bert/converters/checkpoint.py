@@ -31,6 +31,7 @@ from keras_bert.converters.tf1_checkpoint import (
     tf1_checkpoint_prefix,
 )
 from keras_bert.converters.weight_map import assign_canonical_weights, canonical_weights, is_backbone
+from keras_bert.run_folders import read_run_folder
 
 HUB_SCHEME = "hf://"
 
@@ -209,6 +210,14 @@ def detect_format(path):
     return None
 
 
+def _readable(path):
+    """Whether `read_checkpoint` would take `path` (a checkpoint, or a keras-bert run folder)."""
+    try:
+        return detect_format(path) is not None or read_run_folder(path) is not None
+    except ValueError:  # a run folder with a broken job record: not worth suggesting
+        return False
+
+
 def _not_a_checkpoint(path):
     if not os.path.exists(path) and not os.path.exists(path + ".index"):
         return FileNotFoundError(f"No checkpoint at {path}")
@@ -220,6 +229,9 @@ def _not_a_checkpoint(path):
             hint += " (A TF1 folder needs bert_model.ckpt.index and its data file, or a `checkpoint` file.)"
         elif "config.json" in present:
             hint += " (A Hugging Face folder needs model.safetensors or pytorch_model.bin.)"
+        inside = [os.path.join(path, name) for name in present if _readable(os.path.join(path, name))]
+        if inside:
+            hint += f" Did you mean {inside[0]}?"  # e.g. a pip-installed checkpoint keeps it in model/
     return ValueError(
         f"{path} is not a checkpoint keras_bert can read: expected a Hugging Face folder (config.json + "
         "model.safetensors or pytorch_model.bin), a Google TF1 folder (bert_config.json + bert_model.ckpt.index), "
@@ -240,6 +252,9 @@ def read_checkpoint(path, cache_dir=None):
     """
     location = os.fspath(path)
     local = resolve_hub_path(location, cache_dir) if location.startswith(HUB_SCHEME) else location
+    run = read_run_folder(local) if os.path.isdir(local) else None
+    if run is not None:
+        local = run.model_file  # a keras-bert job's --out folder stands for its model.keras
     kind = detect_format(local)
     if kind is None:
         raise _not_a_checkpoint(local)

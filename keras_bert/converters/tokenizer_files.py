@@ -14,6 +14,7 @@ import os
 import re
 
 from keras_bert._utf8 import read_utf8
+from keras_bert.run_folders import read_run_folder
 
 VOCABULARY_FILE = "vocab.txt"
 # BertTokenizer's SPECIAL_TOKENS (repeated here: this module stays free of TensorFlow).
@@ -51,6 +52,9 @@ def find_vocabulary(path):
     path = os.fspath(path)
     if path.endswith(".keras"):
         candidate = keras_sidecar_files(path)[0]
+        run = None if os.path.isfile(candidate) else read_run_folder(path)
+        if run is not None and run.vocab_file:
+            candidate = run.vocab_file  # the model.keras of a keras-bert job's --out folder: the job's vocab.txt
     else:
         candidate = os.path.join(_checkpoint_folder(path), VOCABULARY_FILE)
     return candidate if os.path.isfile(candidate) else None
@@ -133,7 +137,8 @@ def read_do_lower_case(path, name=None):
     """Whether the checkpoint's tokenizer lowercases (and strips accents from) its text.
 
     In order: a `do_lower_case` field in `tokenizer_config.json` or
-    `bert_config.json` (or the `.keras` file's sidecar); else Google's
+    `bert_config.json` (or the `.keras` file's sidecar); the job record of a
+    keras-bert run folder the `.keras` file is in; else Google's
     folder-name convention (`uncased_...` -> True, `cased_...` -> False);
     else True, as for most English BERTs.
 
@@ -156,6 +161,9 @@ def read_do_lower_case(path, name=None):
         value = _field(file)
         if value is not None:
             return value
+    run = read_run_folder(path) if path.endswith(".keras") else None
+    if run is not None and run.lowercase is not None:
+        return run.lowercase  # a keras-bert job recorded the casing it trained with
     if name is None:
         name = os.path.basename(path[: -len(".keras")] if path.endswith(".keras") else os.path.normpath(folder))
     name = name.lower()

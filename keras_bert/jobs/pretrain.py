@@ -20,6 +20,7 @@ import time
 import keras
 
 from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy
+from keras_bert.jobs.progress import CheckpointIntervalProgbar
 from keras_bert.jobs.runner import JobRunner
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
@@ -146,7 +147,8 @@ def pretrain(
     data_keys = tuple(k for k in _recorded_data_options(config) if k != "tfrecords_dir")
     runner = JobRunner(
         output_dir, job, _RESUME_KEYS + data_keys, resume=resume, overwrite=overwrite, strategy=distributed,
-        tensorboard=tensorboard, callbacks=callbacks, verbose=verbose,
+        tensorboard=tensorboard, verbose=verbose,  # progress as "Steps 1-20 of 200", not "Epoch 1/10":
+        callbacks=[*callbacks, *([CheckpointIntervalProgbar()] if verbose else [])],
     )
 
     keras.utils.set_random_seed(config.seed)

@@ -187,7 +187,8 @@ class JobRunner:
                 initial_epoch=self.start_step // steps_per_epoch,
                 callbacks=self._callbacks(steps_per_epoch),
                 verbose=self.verbose,
-                **fit_options,
+                # Our datasets shuffle themselves; Keras' default shuffle=True only warns about that.
+                **{"shuffle": False, **fit_options},
             )
         return {k: [float(v) for v in values] for k, values in result.history.items()}
 

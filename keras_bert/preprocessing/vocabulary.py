@@ -81,9 +81,9 @@ def learn_vocabulary(
     Args:
         files_or_dataset: text files (a path, a folder, a glob, or a list of
             them), or a `tf.data.Dataset` of strings. Every line counts as text.
-        vocabulary_size: target size, never exceeded; on a corpus with
-            enough distinct words the result has exactly this size or lies
-            within 5% below it.
+        vocabulary_size: target size, never exceeded; the result has
+            exactly this size unless the corpus holds fewer distinct pieces
+            (then every piece it has is in, and `verbose` says so).
         lowercase: learn an uncased vocabulary (use the same value for the
             tokenizer).
         reserved_tokens: tokens put first, in this order; they must include
@@ -129,6 +129,11 @@ def learn_vocabulary(
             f"counted in {counted - start:.1f} s; {len(vocabulary)} tokens learned in "
             f"{time.perf_counter() - counted:.1f} s"
         )
+        if len(vocabulary) < vocabulary_size:
+            print(
+                f"learn_vocabulary: {len(vocabulary)} of the {vocabulary_size} tokens asked for: that is "
+                "every piece the corpus offers (each seen at least once); add text for a larger vocabulary"
+            )
     return vocabulary
 
 
@@ -186,7 +191,9 @@ def _learn(counts, size, reserved_tokens, max_token_length, max_unique_chars, le
         else:
             high = middle
     vocabulary = vocab_at(high)
-    if len(vocabulary) < size * (1 - params.slack_ratio) and high > 1:
+    if len(vocabulary) < size and high > 1:
+        # One threshold lower overshoots the target; its surplus is its rarest pieces, so cutting
+        # them gives exactly `size` (a user asking for 4,000 tokens got 3,827 before).
         vocabulary = vocab_at(high - 1)
     return _trim(vocabulary, size, reserved_tokens)
 

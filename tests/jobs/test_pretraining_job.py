@@ -7,6 +7,7 @@ SIGKILLed in a child process rather than interrupted by an exception here.
 """
 
 import json
+import warnings
 
 import keras
 import pytest
@@ -65,3 +66,17 @@ def test_pretrain_job_writes_model_vocab_config_and_history(small_corpus, tmp_pa
 def test_rejects_checkpoint_interval_not_dividing_steps(small_corpus, tmp_path):
     with pytest.raises(ValueError, match="checkpoint_every=4, steps=6"):
         run(small_corpus, tmp_path, checkpoint_every=4)
+
+
+def test_progress_counts_steps_not_passes_and_keras_does_not_warn_about_shuffle(small_corpus, tmp_path, capsys):
+    """Keras printed "Epoch 1/3 ... 3/3" (read as three passes over the corpus) and warned about shuffle=True."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(small_corpus, tmp_path, verbose=1)
+    out = capsys.readouterr().out
+    headers = [line.strip() for line in out.replace("\r", "\n").splitlines() if line.strip().startswith("Steps ")]
+    assert headers == [
+        "Steps 1-2 of 6 (checkpoint 1 of 3)", "Steps 3-4 of 6 (checkpoint 2 of 3)", "Steps 5-6 of 6 (checkpoint 3 of 3)"
+    ]
+    assert "Epoch 1/3" not in out
+    assert not [w for w in caught if "shuffle" in str(w.message)], [str(w.message) for w in caught]

@@ -60,3 +60,17 @@ def test_reserved_tokens_order_and_validation(tmp_path):
         learn_vocabulary(str(tmp_path / "none*.txt"), 100)
     with pytest.raises(ValueError, match="line breaks"):
         write_vocabulary(["[PAD]", "a\nb"], tmp_path / "v.txt")
+
+
+def test_the_vocabulary_has_the_size_asked_for(shared_data):
+    """`keras-bert vocab --size 4000` on Persuasion learned 3,861 tokens (the threshold search stopped short)."""
+    vocabulary = learn_vocabulary([str(shared_data / "austen" / "persuasion.txt")], 4000)
+    assert len(vocabulary) == 4000 and len(set(vocabulary)) == 4000
+
+
+def test_a_corpus_too_small_for_the_size_says_so(tmp_path, capsys):
+    corpus = tmp_path / "small.txt"
+    corpus.write_text("the cat sat on the mat\nthe dog\n", encoding="utf-8")
+    vocabulary = learn_vocabulary([str(corpus)], 200, verbose=True)
+    assert len(vocabulary) < 200
+    assert f"{len(vocabulary)} of the 200 tokens asked for" in capsys.readouterr().out
