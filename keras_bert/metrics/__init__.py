@@ -1,9 +1,10 @@
 """Metrics for the task heads.
 
 Host-side numpy functions compute the evaluation figures people report
-(accuracy, F1, Pearson/Spearman, seqeval-style entity F1, SQuAD EM/F1);
-`MaskedAccuracy` is the one Keras metric, for training progress bars of the
-token classifier. Nothing here imports TensorFlow.
+(accuracy, F1, Pearson/Spearman, entity F1 equal to seqeval's, SQuAD EM/F1
+equal to the official v1.1 / v2.0 scripts'; tests/metrics checks both
+against those references); `MaskedAccuracy` is the one Keras metric, for
+training progress bars of the token classifier. Nothing here imports TensorFlow.
 """
 
 from keras_bert.metrics.classification import (
