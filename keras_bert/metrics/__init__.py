@@ -15,13 +15,14 @@ from keras_bert.metrics.classification import (
     regression_metrics,
     spearman_correlation,
 )
-from keras_bert.metrics.entities import entity_metrics, get_entities, token_accuracy
+from keras_bert.metrics.entities import are_entity_tags, entity_metrics, get_entities, token_accuracy
 from keras_bert.metrics.masked_accuracy import MaskedAccuracy
 from keras_bert.metrics.squad import normalize_answer, squad_exact_match, squad_f1, squad_metrics
 
 __all__ = [
     "MaskedAccuracy",
     "accuracy",
+    "are_entity_tags",
     "classification_metrics",
     "entity_metrics",
     "f1_score",

@@ -128,6 +128,21 @@ def get_entities(tags, scheme=None):
     return entities
 
 
+def are_entity_tags(label_names):
+    """Whether every label is an entity tag ("O", B/I/E/S[-TYPE]) that `get_entities` reads.
+
+    A token classifier is not always an entity tagger: part-of-speech labels
+    ("NOUN", "VERB") are not entity tags. Callers check this first and report
+    per-word results only, rather than let `get_entities` refuse the labels.
+    """
+    try:
+        for name in label_names:
+            _split(name)
+    except ValueError:
+        return False
+    return True
+
+
 def _check_lengths(true_tags, pred_tags):
     if len(true_tags) != len(pred_tags):
         raise ValueError(f"{len(true_tags)} true sentences but {len(pred_tags)} predicted ones.")

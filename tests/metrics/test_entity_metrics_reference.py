@@ -29,7 +29,7 @@ from seqeval.metrics import accuracy_score, classification_report, f1_score, pre
 from seqeval.metrics.sequence_labeling import get_entities as seqeval_get_entities
 from seqeval.scheme import IOB2, IOBES, Entities
 
-from keras_bert.metrics import entity_metrics, get_entities, token_accuracy
+from keras_bert.metrics import are_entity_tags, entity_metrics, get_entities, token_accuracy
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
 MAX_EXAMPLES = int(os.environ.get("KERAS_BERT_HYPOTHESIS_EXAMPLES", "100"))
@@ -291,3 +291,9 @@ def test_random_tags_agree_with_seqeval_strict_iob2(pair):
 @given(_true_and_predicted("BIES"))
 def test_random_tags_agree_with_seqeval_strict_iobes(pair):
     assert_agrees_with_seqeval(*pair, scheme="IOBES")
+
+
+def test_are_entity_tags_tells_entity_taggers_from_other_token_classifiers():
+    assert are_entity_tags(["O", "B-PER", "I-PER", "E-LOC", "S-LOC", "B", "I"])
+    assert not are_entity_tags(["NOUN", "VERB", "ADJ"])
+    assert not are_entity_tags(["O", "PER"])
