@@ -208,20 +208,33 @@ class BertBackbone(keras.Model):
         return self.embeddings.token_embedding
 
     # --- input checks: bad input fails here with a clear message, not deep in a kernel.
+    @property
+    def input_limits(self):
+        """What the input checks compare with: vocabulary_size, num_segments, max_sequence_length.
+
+        Not `get_config()`: serialising the dtype policy imports TensorFlow on
+        the JAX and torch backends (4 s on the first call of a JAX model).
+        """
+        return {
+            "vocabulary_size": self.vocabulary_size,
+            "num_segments": self.num_segments,
+            "max_sequence_length": self.max_sequence_length,
+        }
+
     def __call__(self, inputs, *args, **kwargs):
-        check_inputs(inputs, self.get_config(), names=self.input_names, where=self.name)
+        check_inputs(inputs, self.input_limits, names=self.input_names, where=self.name)
         return super().__call__(inputs, *args, **kwargs)
 
     def fit(self, x=None, *args, **kwargs):
-        check_fit_data(x, self.get_config(), self.input_names, self.name)
+        check_fit_data(x, self.input_limits, self.input_names, self.name)
         return super().fit(x, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
-        check_fit_data(x, self.get_config(), self.input_names, self.name)
+        check_fit_data(x, self.input_limits, self.input_names, self.name)
         return super().predict(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
-        check_fit_data(x, self.get_config(), self.input_names, self.name)
+        check_fit_data(x, self.input_limits, self.input_names, self.name)
         return super().evaluate(x, *args, **kwargs)
 
     def get_config(self):

@@ -105,7 +105,7 @@ class BertTask(keras.Model):
     # --- input and label checks: bad data fail here with a clear message, not deep in a kernel.
     def __call__(self, inputs, *args, **kwargs):
         check_inputs(
-            inputs, self.backbone.get_config(), names=self.input_names, where=self.name, choices=self.has_choices_axis
+            inputs, self.backbone.input_limits, names=self.input_names, where=self.name, choices=self.has_choices_axis
         )
         return super().__call__(inputs, *args, **kwargs)
 
@@ -122,8 +122,7 @@ class BertTask(keras.Model):
         return super().evaluate(x, *args, **kwargs)
 
     def _check_data(self, x, y=None):
-        config = self.backbone.get_config()
-        check_fit_data(x, config, self.input_names, self.name, choices=self.has_choices_axis)
+        check_fit_data(x, self.backbone.input_limits, self.input_names, self.name, choices=self.has_choices_axis)
         num_classes = self._num_label_classes(x)
         if y is not None and num_classes is not None:
             check_labels(y, num_classes, self.name, self.ignored_label)

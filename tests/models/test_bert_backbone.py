@@ -168,3 +168,14 @@ def test_dtype_policy_survives_config_and_saving(tmp_path):
     restored = keras.saving.load_model(tmp_path / "b.keras")
     assert restored.dtype_policy.name == "mixed_bfloat16"
     assert restored.transformer_layers[0].dtype_policy.name == "mixed_bfloat16"
+
+
+def test_calling_a_backbone_does_not_serialise_its_config(monkeypatch):
+    """The input checks read `input_limits`: `get_config()` serialises the dtype policy, which
+    imported TensorFlow on the first call of a JAX model (4 s of the JAX tour)."""
+    backbone = tiny_backbone()
+    monkeypatch.setattr(type(backbone), "get_config", lambda self: pytest.fail("get_config called"))
+    inputs = random_bert_inputs(2, 8, backbone.vocabulary_size)
+    backbone(inputs)
+    backbone.predict(inputs, verbose=0)
+    assert backbone.input_limits == {"vocabulary_size": 147, "num_segments": 2, "max_sequence_length": 32}
