@@ -18,7 +18,9 @@ lines when Ctrl-C stops an input pipeline. Their ERROR level hides nothing a
 user needs: a failing TensorFlow op raises a Python exception, which the
 command reports.
 
-`KERAS_BERT_SHOW_TF_LOGS=1` turns all of this off.
+`KERAS_BERT_SHOW_TF_LOGS=1` turns all of this off. A Python program gets
+the same filtering by setting `KERAS_BERT_QUIET_TF=1` in its environment (or
+in `os.environ` before its first import of keras_bert, keras or tensorflow).
 
 This module must not import keras or tensorflow at module level: it runs
 before them.
@@ -85,8 +87,10 @@ def filtered_stderr(keep=lambda line: not is_startup_noise(line)):
 
 
 def quiet_tensorflow_startup():
-    """For the command line: loads TensorFlow (if installed) with its start-up notices removed."""
-    if os.environ.get("KERAS_BERT_SHOW_TF_LOGS") or not running_as_command_line():
+    """For the command line (or with KERAS_BERT_QUIET_TF=1): loads TensorFlow without its start-up notices."""
+    if os.environ.get("KERAS_BERT_SHOW_TF_LOGS"):
+        return
+    if not (running_as_command_line() or os.environ.get("KERAS_BERT_QUIET_TF") == "1"):
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     with filtered_stderr():

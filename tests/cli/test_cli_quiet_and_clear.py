@@ -61,6 +61,18 @@ def test_python_dash_m_is_quiet_too():
     assert done.returncode == 0 and done.stderr == ""
 
 
+@pytest.mark.only_backend("tensorflow", reason="TensorFlow's notices are printed when it loads, on every backend")
+def test_a_python_program_opts_in_with_an_environment_variable():
+    script = "import os; os.environ['KERAS_BERT_QUIET_TF'] = '1'; import keras_bert"
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    quiet = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    # A library user who did not ask keeps TensorFlow's own behaviour.
+    plain = subprocess.run([sys.executable, "-c", "import keras_bert"], capture_output=True, text=True, env=env,
+                           timeout=300)
+    assert any(startup.is_startup_noise(line) for line in plain.stderr.splitlines()), plain.stderr
+
+
 @pytest.mark.only_backend("tensorflow", reason=PLUMBING)
 def test_startup_notices_are_recognised_and_nothing_else():
     assert all(startup.is_startup_noise(line) for line in TENSORFLOW_STARTUP_LINES)
