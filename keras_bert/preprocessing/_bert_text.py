@@ -95,7 +95,7 @@ def normalize(text, lowercase, strip_accents, split_cjk):
     NFD can create ASCII punctuation, e.g. U+1FEF → "`") and CJK characters
     (CJK spacing commutes with NFD and lowercasing; the generator checks it).
     Every transformation acts on one character at a time, except NFD's
-    reordering of combining marks, which keeps byte lengths; that is what
+    reordering of combining marks (see `normalized_lengths`); that is what
     lets `BertTokenizer.tokenize_with_offsets` map positions back per
     character.
 
@@ -108,22 +108,68 @@ def normalize(text, lowercase, strip_accents, split_cjk):
     Returns:
         A string tensor of the same shape; words are separated by runs of " ".
     """
-    classes = character_classes()
+    text = _clean(text)
+    if strip_accents:
+        text = _strip_and_lower(_decompose(text), lowercase)
+    elif lowercase:
+        for upper, lowered in tables.LOWERCASE_MULTI.items():
+            text = tf.strings.regex_replace(text, chr(upper), lowered)
+        text = _map_code_points(text, "restore_lower")
+    return _space_words(text, split_cjk)
+
+
+def normalized_lengths(chars, lowercase, strip_accents, split_cjk):
+    """UTF-8 length that each character contributes to its normalized text.
+
+    `normalize` acts on one character at a time except for NFD's canonical
+    reordering of combining marks. The Rust tokenizer's alignments are
+    positional there: after reordering, the i-th code point of a character's
+    decomposition belongs to that character whichever mark moved into its
+    place. So, when stripping accents, each code point of the reordered text
+    is normalized on its own and its length goes to the owner of its slot.
+
+    Args:
+        chars: ragged string tensor `(num_texts, None)`, one character per
+            element, each text's characters in order.
+        lowercase, strip_accents, split_cjk: as in `normalize`.
+
+    Returns:
+        int64 tensor `(num_chars,)` of byte lengths, aligned with
+        `chars.flat_values`.
+    """
+    flat = chars.flat_values
+    if not strip_accents:
+        return tf.cast(tf.strings.length(normalize(flat, lowercase, False, split_cjk)), tf.int64)
+    decomposed = _decompose(_clean(flat))
+    slots = tf.strings.length(decomposed, unit="UTF8_CHAR")
+    # NFD of the joined decompositions only reorders: same slots, same count.
+    reordered = tf_text.normalize_utf8(tf.strings.reduce_join(chars.with_flat_values(decomposed), axis=-1), "NFD")
+    code_points = tf.strings.unicode_split(reordered, "UTF-8").flat_values
+    slot_lengths = tf.strings.length(_space_words(_strip_and_lower(code_points, lowercase), split_cjk))
+    owners = tf.repeat(tf.range(tf.size(slots)), slots)
+    return tf.cast(tf.math.unsorted_segment_sum(slot_lengths, owners, tf.size(slots)), tf.int64)
+
+
+def _clean(text):
     # Invalid UTF-8 becomes U+FFFD, which the control class then drops
     # (Python references decode with errors="replace" and drop U+FFFD too).
     text = tf.strings.unicode_transcode(
         text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
     )
-    text = tf.strings.regex_replace(text, classes["control"], "")
-    if strip_accents:
-        text = _map_code_points(text, "protect")
-        text = tf_text.normalize_utf8(text, "NFD")
-        text = tf.strings.regex_replace(text, classes["mark"], "")
-        text = _map_code_points(text, "restore_lower" if lowercase else "restore")
-    elif lowercase:
-        for upper, lowered in tables.LOWERCASE_MULTI.items():
-            text = tf.strings.regex_replace(text, chr(upper), lowered)
-        text = _map_code_points(text, "restore_lower")
+    return tf.strings.regex_replace(text, character_classes()["control"], "")
+
+
+def _decompose(text):
+    return tf_text.normalize_utf8(_map_code_points(text, "protect"), "NFD")
+
+
+def _strip_and_lower(decomposed, lowercase):
+    text = tf.strings.regex_replace(decomposed, character_classes()["mark"], "")
+    return _map_code_points(text, "restore_lower" if lowercase else "restore")
+
+
+def _space_words(text, split_cjk):
+    classes = character_classes()
     separate = classes["punctuation"]
     if split_cjk:
         separate = separate[:-1] + classes["cjk"][1:]
