@@ -32,6 +32,13 @@ LONG_NER_TEXT = (
     "ella joined initech in cairo and ben met carla in oslo yesterday ."
 )
 
+# A context over three times a question-answering sequence of 32 (about 100 wordpieces).
+LONG_CONTEXT = LONG_NER_TEXT + (
+    " the news came on a cold night and people in san york met the show team ; femi and jo live in lima ."
+    " yesterday the boat , the bike and the red car of gus were at the market in oslo , near the office ."
+    " ben met ella there ."
+)
+
 
 def varied(model, seed=0):
     """Gives `model` weights from numpy's generator `seed`: identical on every backend, outputs far from uniform."""
@@ -130,7 +137,10 @@ def classifier_logits(model, tokenizer, text, sequence_length, stride, pair=None
 
 
 def tagger_word_tags(model, tokenizer, text, sequence_length, stride):
-    """Each word's tag: the argmax, at its first wordpiece, of the token logits averaged over the windows."""
+    """Each word's tag: the argmax, at its first wordpiece, of the token logits averaged over the windows.
+
+    Returns `(tags, scores, num_windows, token_probabilities)`, the last `(num_tokens, num_tags)`.
+    """
     words = [keras.ops.convert_to_numpy(w).tolist() for w in tokenizer.tokenize_words(text)]
     ids = [i for word in words for i in word]
     spans = hand_windows(len(ids), sequence_length - 2, stride)
@@ -147,7 +157,7 @@ def tagger_word_tags(model, tokenizer, text, sequence_length, stride):
             tags.append(TAGS[int(np.argmax(probabilities[token]))])
             scores.append(float(probabilities[token].max()))
         token += len(word)
-    return tags, scores, len(spans)
+    return tags, scores, len(spans), probabilities
 
 
 def is_max_context(spans, window, position):

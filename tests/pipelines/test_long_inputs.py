@@ -111,8 +111,8 @@ def test_pairs_are_windowed_over_the_longer_text(classifier, tokenizer, long_sid
 def test_token_classifier_averages_overlapping_windows_with_its_stride(tokenizer):
     model = task_model("token_classifier", seed=1)
     stride = 5
-    tags, scores, num_windows = tagger_word_tags(model, tokenizer, LONG_NER_TEXT, LENGTH, stride)
-    side_by_side, _, _ = tagger_word_tags(model, tokenizer, LONG_NER_TEXT, LENGTH, LENGTH - 2)
+    tags, scores, num_windows, _ = tagger_word_tags(model, tokenizer, LONG_NER_TEXT, LENGTH, stride)
+    side_by_side, *_ = tagger_word_tags(model, tokenizer, LONG_NER_TEXT, LENGTH, LENGTH - 2)
     assert num_windows >= 8 and sum(a != b for a, b in zip(tags, side_by_side)) >= 5  # the stride matters
     pipeline = TokenClassifierPipeline(model, tokenizer, sequence_length=LENGTH, window_stride=stride)
     words = pipeline(LONG_NER_TEXT, return_words=True)["words"]
