@@ -189,7 +189,7 @@ def run_predict(args):
     results, stats = predict([list(column) for column in zip(*(rows[i] for i in order))]) if order else ([], [])
     by_index = {i: (result, stat) for i, result, stat in zip(order, results, stats)}
     for index, (where, line) in enumerate(inputs):
-        fields = line.split("\t")
+        fields = line.split("\t") if line.strip() else [line]  # a blank line is echoed as it was
         shown = [_shown(field, args.full_input) for field in fields]
         record = {"input": shown[0] if len(shown) == 1 else shown}
         if index in errors:
