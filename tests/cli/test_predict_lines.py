@@ -6,8 +6,9 @@ import json
 import pytest
 
 from keras_bert.cli.main import main
+from keras_bert.export import export_saved_model
 from pipelines.long_text_reference import hand_windows, task_model
-from task_helpers import FIXTURES
+from task_helpers import FIXTURES, fixture_tokenizer
 
 LENGTH = 16
 LONG = "good " * 14 + "terrible dull " * 17  # 48 wordpieces: windows of 14 every 7
@@ -36,9 +37,6 @@ def keras_args(keras_file):
 
 @pytest.fixture(scope="module")
 def saved_model(tmp_path_factory):
-    from keras_bert.export import export_saved_model
-    from task_helpers import fixture_tokenizer
-
     path = tmp_path_factory.mktemp("predict_sm") / "classifier"
     export_saved_model(task_model("classifier", seed=3), path, fixture_tokenizer(), sequence_length=LENGTH,
                        verbose=False)
