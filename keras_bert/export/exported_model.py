@@ -47,7 +47,11 @@ class ExportedModel:
         return f"ExportedModel({self.directory!r}, task={self.task!r}, inputs={self.text_inputs})"
 
     def predict(self, *inputs, batch_size=32):
-        """Results for a batch of raw inputs, one list per `serve_text` input.
+        """Results for a batch of raw inputs, one list per `serve_text` input (see `predict_with_stats`)."""
+        return self.predict_with_stats(*inputs, batch_size=batch_size)[0]
+
+    def predict_with_stats(self, *inputs, batch_size=32):
+        """Results for a batch of raw inputs, and how each input was read.
 
         Args:
             *inputs: lists of strings in the order of `self.text_inputs`
@@ -56,7 +60,11 @@ class ExportedModel:
             batch_size: strings per call of the signature.
 
         Returns:
-            A list of dicts, one per example (see `keras_bert.pipelines` for the keys).
+            `(results, stats)`: a list of dicts, one per example (see
+            `keras_bert.pipelines` for the keys), and per example
+            `{"tokens", "windows", "truncated_tokens"}` as the pipelines'
+            `input_stats` give them (None for a SavedModel exported before
+            `serve_text` reported them).
         """
         import tensorflow as tf  # defers TensorFlow, as in __init__
 
@@ -70,7 +78,7 @@ class ExportedModel:
             counts = {len(choices) for choices in columns[1]}
             if len(counts) > 1:
                 raise ValueError(f"Every context needs the same number of choices; received {sorted(counts)}.")
-        results = []
+        results, stats = [], []
         total = sizes.pop()
         for start in range(0, total, batch_size):
             feed = {
@@ -79,7 +87,8 @@ class ExportedModel:
             }
             outputs = {k: v.numpy() for k, v in self.serve_text(**feed).items()}
             results.extend(self._results(outputs, [c[start : start + batch_size] for c in columns]))
-        return results
+            stats.extend(_stats(outputs, len(columns[0][start : start + batch_size])))
+        return results, stats
 
     def _results(self, outputs, columns):
         task, n = self.task, len(columns[0])
@@ -131,3 +140,17 @@ class ExportedModel:
             ]
         # backbone: the [CLS] sentence embedding (pooled output).
         return [{"pooled_output": np.asarray(outputs["pooled_output"][i]).tolist()} for i in range(n)]
+
+
+def _stats(outputs, n):
+    """Per example `{"tokens", "windows", "truncated_tokens"}` from `serve_text`'s outputs, or None each."""
+    if "num_windows" not in outputs:
+        return [None] * n
+    return [
+        {
+            "tokens": int(outputs["num_tokens"][i]),
+            "windows": int(outputs["num_windows"][i]),
+            "truncated_tokens": int(outputs["num_truncated_tokens"][i]),
+        }
+        for i in range(n)
+    ]

@@ -33,6 +33,10 @@ import keras
 import keras_bert
 
 METADATA_FILE = "keras_bert_export.json"
+_WINDOW_OPTIONS = ("window_stride",)
+_QA_OPTIONS = (
+    "max_query_length", "doc_stride", "max_answer_length", "n_best_size", "allow_no_answer", "null_score_diff_threshold",
+)
 FORMAT = "keras_bert.saved_model"
 FORMAT_VERSION = 1
 
@@ -45,9 +49,13 @@ def export_saved_model(
     label_names=None,
     text_pair=False,
     overwrite=False,
+    window_stride=None,
     max_query_length=64,
+    doc_stride=128,
     max_answer_length=30,
+    n_best_size=20,
     allow_no_answer=False,
+    null_score_diff_threshold=0.0,
     training_backend=None,
     verbose=True,
 ):
@@ -62,15 +70,22 @@ def export_saved_model(
             (it becomes part of the graph of `serve_text`).
         sequence_length: length texts are packed to in `serve_text` (default
             128, 384 for question answering, at most the model's
-            `max_sequence_length`); longer texts are truncated from the end.
-            `serve_token_ids` takes any length up to `max_sequence_length`.
+            `max_sequence_length`). Longer texts are read in overlapping
+            windows exactly as the Python pipelines read them (a backbone's
+            embeddings truncate instead). `serve_token_ids` takes any length
+            up to `max_sequence_length`.
         label_names: names of the classes / tags; default `model.label_names`.
             Without names a classifier's `label` output is the class index.
         text_pair: whether a classifier's `serve_text` takes a second text
             (`text_pair`), for models fine-tuned on sentence pairs.
         overwrite: replace an existing `directory` (atomically).
-        max_query_length, max_answer_length, allow_no_answer: question
-            answering options, as in `QuestionAnswererPipeline`.
+        window_stride: tokens between window starts over long texts, as the
+            pipelines' `window_stride` (default `(sequence_length - 2) // 2`;
+            0: windows side by side).
+        max_query_length, doc_stride, max_answer_length, n_best_size,
+            allow_no_answer, null_score_diff_threshold: question answering
+            options, as in `QuestionAnswererPipeline` (the query length and
+            stride are cut to fit as it cuts them).
         training_backend: recorded in the metadata; default the backend of
             this process.
         verbose: print what was written.
@@ -111,8 +126,13 @@ def export_saved_model(
     label_names = _check_label_names(model, task, label_names)
     if text_pair and task not in ("classifier", "regressor", "backbone"):
         raise ValueError(f"`text_pair` applies to classifiers and backbones, not to a {task}.")
-    if task == "question_answerer" and max_query_length > sequence_length - 4:
-        max_query_length = sequence_length // 2
+    if task == "question_answerer":
+        # The pipeline's rule (question at most half the sequence), so both read the same windows.
+        max_query_length, doc_stride = _fit_qa_lengths(sequence_length, doc_stride, max_query_length)
+    if window_stride is None:
+        window_stride = (sequence_length - 2) // 2
+    if not isinstance(window_stride, int) or window_stride < 0:
+        raise ValueError(f"`window_stride` must be an int >= 0; received {window_stride!r}")
     if os.path.exists(directory) and not overwrite:
         raise ValueError(f"{directory} already exists; pass overwrite=True (--overwrite) to replace it.")
     parent = os.path.dirname(directory)
@@ -123,14 +143,28 @@ def export_saved_model(
         sequence_length=sequence_length,
         label_names=label_names,
         text_pair=bool(text_pair),
+        window_stride=window_stride,
         max_query_length=max_query_length,
+        doc_stride=doc_stride,
         max_answer_length=max_answer_length,
+        n_best_size=n_best_size,
         allow_no_answer=bool(allow_no_answer),
+        null_score_diff_threshold=float(null_score_diff_threshold),
         training_backend=training_backend or keras.backend.backend(),
     )
     if keras.backend.backend() != "tensorflow":
         return _export_in_tensorflow_process(model, tokenizer, directory, overwrite, options, verbose)
     return _export_here(model, task, tokenizer, directory, overwrite, options, verbose)
+
+
+def _fit_qa_lengths(sequence_length, doc_stride, max_query_length):
+    # defers TensorFlow (squad_data tokenizes with it): `import keras_bert.export` must not import it
+    from keras_bert.preprocessing.tasks.squad_data import fit_qa_lengths
+
+    max_query_length, doc_stride = fit_qa_lengths(sequence_length, doc_stride, max_query_length)
+    if doc_stride < 1:
+        raise ValueError(f"`doc_stride` must be >= 1; received {doc_stride!r}")
+    return max_query_length, doc_stride
 
 
 def _check_label_names(model, task, label_names):
@@ -224,9 +258,7 @@ def _export_here(model, task, tokenizer, directory, overwrite, options, verbose)
             labels_file=labels_file,
             label_names=options["label_names"],
             text_pair=options["text_pair"],
-            max_query_length=options["max_query_length"],
-            max_answer_length=options["max_answer_length"],
-            allow_no_answer=options["allow_no_answer"],
+            **{k: options[k] for k in _WINDOW_OPTIONS + _QA_OPTIONS},
         )
         signatures = module.signatures()
         tf.saved_model.save(module, staging, signatures=signatures)
@@ -261,9 +293,8 @@ def _metadata(model, task, tokenizer, options):
         "sequence_length": options["sequence_length"],
         "label_names": options["label_names"],
         "text_pair": options["text_pair"],
-        "question_answering": {
-            k: options[k] for k in ("max_query_length", "max_answer_length", "allow_no_answer")
-        } if task == "question_answerer" else None,
+        "windows": {k: options[k] for k in _WINDOW_OPTIONS},
+        "question_answering": {k: options[k] for k in _QA_OPTIONS} if task == "question_answerer" else None,
         "tokenizer": {k: v for k, v in tokenizer.get_config().items() if k != "vocabulary"}
         | {"vocabulary_size": tokenizer.vocabulary_size()},
         "signatures": {"serve_text": text_inputs, "serve_token_ids": ["token_ids", "segment_ids", "padding_mask"]},

@@ -14,11 +14,14 @@ Signatures:
   ids, a wrong length or mismatched shapes fail with an `InvalidArgumentError`
   that says which input is wrong (never a silent gather of a zero row, which is
   what an out-of-range id does on GPU).
-- `serve_text`: string tensors → tokenization, packing to
-  `sequence_length` (longer texts are truncated from their end, as in
-  training), a forward pass on the packed batch cut to its longest row, and the
-  task's outputs (see `task_outputs.py`).
+- `serve_text`: string tensors → tokenization, windows of `sequence_length`
+  over texts longer than one sequence (the same windows, stride and
+  aggregation as the Python pipelines; see `text_windows.py`), a forward pass
+  on the packed windows cut to the longest, and the task's outputs (see
+  `task_outputs.py`).
 """
+
+import math
 
 import tensorflow as tf
 
@@ -58,8 +61,13 @@ class BertServingModule(tf.Module):
             built from them at export time).
         metadata_file: path of `keras_bert_export.json`, saved as an asset.
         text_pair: whether a classifier's `serve_text` takes a second text.
-        max_query_length, max_answer_length, allow_no_answer: question
-            answering options (as in `QuestionAnswererPipeline`).
+        window_stride: tokens between window starts over long texts
+            (classifier, regressor, tagger, multiple choice), as the
+            pipelines' `window_stride`; 0: windows side by side.
+        max_query_length, doc_stride, max_answer_length, n_best_size,
+            allow_no_answer, null_score_diff_threshold: question answering
+            options (as in `QuestionAnswererPipeline`, already cut to fit
+            `sequence_length` by `fit_qa_lengths`).
     """
 
     def __init__(
@@ -73,9 +81,13 @@ class BertServingModule(tf.Module):
         labels_file=None,
         label_names=None,
         text_pair=False,
+        window_stride=None,
         max_query_length=64,
+        doc_stride=128,
         max_answer_length=30,
+        n_best_size=20,
         allow_no_answer=False,
+        null_score_diff_threshold=0.0,
     ):
         super().__init__(name="keras_bert_serving")
         self.model = model
@@ -89,9 +101,16 @@ class BertServingModule(tf.Module):
         self._label_names = tuple(label_names or ())
         self._sequence_length = sequence_length
         self._text_pair = text_pair
+        self._window_stride = (sequence_length - 2) // 2 if window_stride is None else window_stride
         self._max_query_length = max_query_length
+        self._doc_stride = doc_stride
+        # A context token lies in at most ceil(window / stride) windows; the
+        # window is at most sequence_length - 3 tokens (see text_windows.max_context).
+        self._max_context_offset = max(0, math.ceil((sequence_length - 3) / max(doc_stride, 1)) - 1)
         self._max_answer_length = max_answer_length
+        self._n_best_size = n_best_size
         self._allow_no_answer = allow_no_answer
+        self._null_score_diff_threshold = null_score_diff_threshold
         backbone = model if task == "backbone" else model.backbone
         self._vocabulary_size = backbone.vocabulary_size
         self._num_segments = backbone.num_segments

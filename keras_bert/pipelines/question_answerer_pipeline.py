@@ -6,13 +6,17 @@
 """
 
 from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, text_batch
-from keras_bert.preprocessing.tasks.squad_data import SquadExample, decode_answers, squad_features
+from keras_bert.preprocessing.tasks.squad_data import SquadExample, decode_answers, fit_qa_lengths, squad_features
 
 
 class QuestionAnswererPipeline(TaskPipeline):
     """Answer spans of questions about contexts, as exact substrings of the context.
 
-    Contexts longer than one sequence are windowed as in training.
+    Contexts longer than one sequence are windowed as in training; a context
+    token that lies in several windows may start an answer only in the window
+    where it has the most context (BERT's max-context rule, see
+    `decode_answers`). The exported SavedModel's `serve_text` builds the same
+    windows and decodes them the same way in its graph.
 
     Args:
         model: a `BertQuestionAnswerer`.
@@ -50,27 +54,15 @@ class QuestionAnswererPipeline(TaskPipeline):
         if sequence_length is None:
             sequence_length = min(384, model.backbone.max_sequence_length)
         super().__init__(model, tokenizer, sequence_length, batch_size)
-        self.max_query_length = min(max_query_length, self.sequence_length // 2)
-        self.doc_stride = min(doc_stride, self.sequence_length - 3 - self.max_query_length)
+        self.max_query_length, self.doc_stride = fit_qa_lengths(self.sequence_length, doc_stride, max_query_length)
         self.max_answer_length = max_answer_length
         self.allow_no_answer = allow_no_answer
         self.null_score_diff_threshold = null_score_diff_threshold
 
     def __call__(self, questions, contexts):
-        questions, single = text_batch(questions, "questions")
-        contexts, _ = text_batch(contexts, "contexts")
-        if len(contexts) == 1 and len(questions) > 1:
-            contexts = contexts * len(questions)
-        if len(contexts) != len(questions):
-            raise ValueError(f"{len(questions)} questions but {len(contexts)} contexts.")
-        check_texts(questions, "question")
-        check_texts(contexts, "context")
-        if not questions:
+        examples, features, single = self._features(questions, contexts)
+        if not examples:
             return []
-        examples = [SquadExample(str(i), q, c) for i, (q, c) in enumerate(zip(questions, contexts))]
-        features = squad_features(
-            examples, self.tokenizer, self.sequence_length, self.doc_stride, self.max_query_length
-        )
         logits = self._predict(features.x)
         decoded = decode_answers(
             logits, features, examples, max_answer_length=self.max_answer_length,
@@ -81,3 +73,40 @@ class QuestionAnswererPipeline(TaskPipeline):
             for d in (decoded[e.id] for e in examples)
         ]
         return results[0] if single else results
+
+    def input_stats(self, questions, contexts):
+        """How each context is read, without running the model.
+
+        Returns:
+            For each question, `{"tokens", "windows", "truncated_tokens"}`:
+            the context's wordpieces, the windows it is read in, and the
+            question's tokens past `max_query_length` (dropped). A dict for a
+            single question.
+        """
+        examples, features, single = self._features(questions, contexts)
+        if not examples:
+            return []
+        info = features.info
+        stats = [
+            {"tokens": int(n), "windows": int(w), "truncated_tokens": int(d)}
+            for n, w, d in zip(info["num_context_tokens"], info["num_windows"], info["num_truncated_question_tokens"])
+        ]
+        return stats[0] if single else stats
+
+    def _features(self, questions, contexts):
+        """`(examples, TaskFeatures, single)` after the input checks; no examples for no questions."""
+        questions, single = text_batch(questions, "questions")
+        contexts, _ = text_batch(contexts, "contexts")
+        if len(contexts) == 1 and len(questions) > 1:
+            contexts = contexts * len(questions)
+        if len(contexts) != len(questions):
+            raise ValueError(f"{len(questions)} questions but {len(contexts)} contexts.")
+        check_texts(questions, "question")
+        check_texts(contexts, "context")
+        if not questions:
+            return [], None, single
+        examples = [SquadExample(str(i), q, c) for i, (q, c) in enumerate(zip(questions, contexts))]
+        features = squad_features(
+            examples, self.tokenizer, self.sequence_length, self.doc_stride, self.max_query_length
+        )
+        return examples, features, single

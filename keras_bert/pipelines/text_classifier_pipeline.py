@@ -19,15 +19,20 @@ class TextClassifierPipeline(TaskPipeline):
     """Labels and probabilities (or regression values) for texts and text pairs.
 
     Texts longer than the sequence length are not cut off: they are split
-    into overlapping windows whose logits are averaged.
+    into overlapping windows whose logits are averaged. A text pair too long
+    for one sequence is windowed over its longer segment, the shorter one
+    (up to half the sequence) repeated in every window, and averaged the same
+    way (see `pair_window_spans` for why the longer one). The exported
+    SavedModel's `serve_text` builds the same windows in its graph.
 
     Args:
         model: a `BertClassifier`.
         tokenizer: the `BertTokenizer` it was trained with.
         sequence_length: packed length (default 128, at most the model's).
-        window_stride: single texts longer than one window are split into
-            windows starting every `window_stride` tokens and their logits
-            averaged; default half a window; 0 truncates instead.
+        window_stride: texts longer than one window are split into windows
+            starting every `window_stride` tokens (cut to the window size)
+            and their logits averaged; default half a single text's window
+            (`(sequence_length - 2) // 2`); 0 truncates instead.
         batch_size: sequences per forward pass.
 
     Call arguments:
@@ -45,6 +50,35 @@ class TextClassifierPipeline(TaskPipeline):
         self.window_stride = (self.sequence_length - 2) // 2 if window_stride is None else window_stride
 
     def __call__(self, texts, pairs=None):
+        features, count, single = self._features(texts, pairs)
+        if features is None:
+            return []
+        logits = average_windows(self._predict_trimmed(features.x), features.info["document_index"], count)
+        results = self._results(logits)
+        return results[0] if single else results
+
+    def input_stats(self, texts, pairs=None):
+        """How each text (pair) is read, without running the model.
+
+        Returns:
+            For each text, `{"tokens", "windows", "truncated_tokens"}`: its
+            wordpieces (both segments of a pair), the windows it is read in,
+            and the tokens no window holds (a pair's shorter segment past
+            half the sequence, or anything past one window with
+            `window_stride=0`). A dict for a single text.
+        """
+        features, count, single = self._features(texts, pairs)
+        if features is None:
+            return []
+        info = features.info
+        stats = [
+            {"tokens": int(n), "windows": int(w), "truncated_tokens": int(d)}
+            for n, w, d in zip(info["num_tokens"], info["num_windows"], info["num_truncated_tokens"])
+        ]
+        return stats[0] if single else stats
+
+    def _features(self, texts, pairs):
+        """`(TaskFeatures or None for no texts, number of texts, single)` after the input checks."""
         texts, single = text_batch(texts)
         check_texts(texts)
         if pairs is not None:
@@ -53,14 +87,12 @@ class TextClassifierPipeline(TaskPipeline):
             if len(pairs) != len(texts):
                 raise ValueError(f"{len(texts)} texts but {len(pairs)} pairs.")
         if not texts:
-            return []
+            return None, 0, single
         examples = [ClassificationExample(t, pairs[i] if pairs else None) for i, t in enumerate(texts)]
         features = classification_features(
             examples, self.tokenizer, sequence_length=self.sequence_length, window_stride=self.window_stride or None
         )
-        logits = average_windows(self._predict_trimmed(features.x), features.info["document_index"], len(texts))
-        results = self._results(logits)
-        return results[0] if single else results
+        return features, len(texts), single
 
     def _results(self, logits):
         if self.model.num_classes == 1:

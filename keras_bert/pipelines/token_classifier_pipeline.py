@@ -27,8 +27,9 @@ class TokenClassifierPipeline(TaskPipeline):
         tokenizer: the `BertTokenizer` it was trained with.
         sequence_length: packed length (default 128, at most the model's).
         window_stride: tokens between window starts for texts longer than one
-            window (default half a window); a token's logits are averaged over
-            the windows that hold it.
+            window (default half a window; 0: windows side by side, no
+            overlap); a token's logits are averaged over the windows that
+            hold it. The exported SavedModel's `serve_text` does the same.
         batch_size: sequences per forward pass.
 
     Call arguments:
@@ -68,13 +69,33 @@ class TokenClassifierPipeline(TaskPipeline):
             results.append({"entities": entities, "words": words} if return_words else entities)
         return results[0] if single else results
 
+    def input_stats(self, texts):
+        """How each text is read, without running the model.
+
+        Returns:
+            For each text, `{"tokens", "windows", "truncated_tokens"}` (the
+            tagger windows every text, so `truncated_tokens` is 0). A dict for
+            a single text.
+        """
+        texts, single = text_batch(texts)
+        check_texts(texts)
+        if not texts:
+            return []
+        ids = self.tokenizer.tokenize(tf.constant(texts)).to_list()
+        stats = [
+            {"tokens": len(tokens), "windows": len(self._spans(len(tokens))), "truncated_tokens": 0} for tokens in ids
+        ]
+        return stats[0] if single else stats
+
+    def _spans(self, num_tokens):
+        window = self.sequence_length - 2
+        return window_spans(num_tokens, window, min(self.window_stride or window, window))
+
     def _token_logits(self, ids):
         """Per text, `(num_tokens, num_tags)` logits averaged over the windows that hold each token."""
-        window = self.sequence_length - 2
-        stride = min(self.window_stride or window, window)
         rows, owners = [], []
         for t, tokens in enumerate(ids):
-            for s, e in window_spans(len(tokens), window, stride):
+            for s, e in self._spans(len(tokens)):
                 rows.append(pack_ids(tokens[s:e], None, self.sequence_length, self.tokenizer.cls_token_id,
                                      self.tokenizer.sep_token_id, self.tokenizer.pad_token_id))
                 owners.append((t, s, e))

@@ -20,7 +20,7 @@ SHORT_TEXTS = [
     "boring",
     "New York 北京 rocks 🙂",  # CJK, an emoji and an unknown word
 ]
-# Longer than the exported sequence length: truncated from the end.
+# Longer than the exported sequence length: read in windows.
 LONG_TEXTS = [
     " ".join(["the movie has a superb cast and a clever plot"] * 4),
     "Marco Jones lives in Rome and works for Acme Corp in Lima with Hana Lee " * 3,

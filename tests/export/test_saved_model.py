@@ -117,7 +117,7 @@ def predicted_probabilities(model, texts, sequence_length=SEQUENCE_LENGTH, pairs
 
 
 # ----------------------------------------------------------------- classifier
-@pytest.mark.parametrize("call, texts", [("batch1", SHORT_TEXTS[:1]), ("batch5", SHORT_TEXTS), ("long", LONG_TEXTS)])
+@pytest.mark.parametrize("call, texts", [("batch1", SHORT_TEXTS[:1]), ("batch5", SHORT_TEXTS)])
 def test_serve_text_equals_predict_on_python_tokenized_text(models, served, call, texts):
     out = served[call]
     expected = predicted_probabilities(models["classifier"], texts)
@@ -125,6 +125,19 @@ def test_serve_text_equals_predict_on_python_tokenized_text(models, served, call
     names = np.array(["negative", "neutral", "positive"])
     assert [label.decode() for label in out["label"]] == list(names[expected.argmax(-1)])
     np.testing.assert_allclose(out["score"], expected.max(-1), atol=1e-5)
+
+
+def test_serve_text_windows_long_texts_as_the_pipeline_does(models, served):
+    # tests/export/test_long_texts_served.py checks the windows against hand-built ones, task by task.
+    from keras_bert.pipelines import TextClassifierPipeline
+
+    pipeline = TextClassifierPipeline(models["classifier"], tokenizer(), sequence_length=SEQUENCE_LENGTH)
+    expected = pipeline(LONG_TEXTS)
+    np.testing.assert_allclose(
+        served["long"]["probabilities"], [list(e["probabilities"].values()) for e in expected], atol=1e-5
+    )
+    # 40 and 45 wordpieces: windows of 14 every 7.
+    assert served["long"]["num_windows"].tolist() == [s["windows"] for s in pipeline.input_stats(LONG_TEXTS)] == [5, 6]
 
 
 @pytest.mark.parametrize("call, texts, length", [("ids8", SHORT_TEXTS, 8), ("ids32", LONG_TEXTS, 32)])
@@ -140,9 +153,11 @@ def test_hostile_strings_give_defined_outputs(models, served):
     assert out["probabilities"].shape == (len(BAD_TEXTS), 3)
     assert np.isfinite(out["probabilities"]).all()
     # Invalid bytes are dropped and control characters cleaned, as the
-    # tokenizer does in Python; the 100 KB text is truncated to the sequence.
-    texts = ["", "", "\ufffd\ufffd bad bytes", "nul\x00 and \x07 zwj\u200d", "good " * 20_000]
+    # tokenizer does in Python; the 100 KB text is read in 2,857 windows, every
+    # one "good" x 14, so their mean is the answer of one such window.
+    texts = ["", "", "\ufffd\ufffd bad bytes", "nul\x00 and \x07 zwj\u200d", "good " * (SEQUENCE_LENGTH - 2)]
     np.testing.assert_allclose(out["probabilities"], predicted_probabilities(models["classifier"], texts), atol=1e-5)
+    assert out["num_windows"][4] == 1 + -(-(20_000 - 14) // 7) and out["num_tokens"][4] == 20_000
     np.testing.assert_allclose(out["probabilities"][0], out["probabilities"][1], atol=1e-6)  # both "[CLS] [SEP]"
 
 
@@ -196,14 +211,16 @@ def test_token_classifier_entities_equal_the_python_pipeline(models, served):
     model = models["token_classifier"]
     out = served["ner"]
     texts = SHORT_TEXTS + LONG_TEXTS[1:]
-    x = packed(texts, 32)
+    x = packed(SHORT_TEXTS, 32)
     probabilities = softmax(model.predict(x, verbose=0))
-    length = out["token_probabilities"].shape[1]
-    np.testing.assert_allclose(out["token_probabilities"], probabilities[:, :length], atol=1e-5)
-    # Texts that fit one window: the in-graph BIO decoding equals the pipeline's.
+    # One row per wordpiece (no [CLS]): position 1 onwards of the packed sequence.
+    for i, n in enumerate(x["padding_mask"].sum(axis=1) - 2):
+        np.testing.assert_allclose(out["token_probabilities"][i, :n], probabilities[i, 1 : 1 + n], atol=1e-5)
+        assert not out["token_probabilities"][i, n:].any()
+    # Short texts and the long one (windowed): the in-graph BIO decoding equals the pipeline's.
     pipeline = TokenClassifierPipeline(model, tokenizer(), sequence_length=32)
     found = 0
-    for i, text in enumerate(SHORT_TEXTS):
+    for i, text in enumerate(texts):
         expected = pipeline(text)
         n = int(out["num_entities"][i])
         got = [
@@ -340,9 +357,10 @@ def test_cli_predict_with_a_saved_model(models, exports, capsys, monkeypatch, tm
     expected = predicted_probabilities(models["classifier"], SHORT_TEXTS[:1])[0]
     assert first["input"] == SHORT_TEXTS[0]
     np.testing.assert_allclose(list(first["probabilities"].values()), expected, atol=1e-5)
-    # stdin and --file give the same lines; blank lines are skipped.
+    # stdin and --file give the same lines; a blank line gets its own output line, with an error.
     code, from_stdin, _ = cli(["predict", str(exports["classifier"])], capsys, stdin="\n".join(SHORT_TEXTS[:2]) + "\n\n", monkeypatch=monkeypatch)
-    assert code == 0 and from_stdin == lines
+    assert code == 0 and from_stdin[:2] == lines and json.loads(from_stdin[2])["input"] == ""
+    assert "error" in json.loads(from_stdin[2]) and len(from_stdin) == 3
     (tmp_path / "in.txt").write_text("\n".join(SHORT_TEXTS[:2]), encoding="utf-8")
     assert cli(["predict", str(exports["classifier"]), "--file", str(tmp_path / "in.txt")], capsys)[1] == lines
 

@@ -118,3 +118,25 @@ def test_pipeline_refuses_bad_texts(classifier, tokenizer, texts, pairs, message
     pipeline = TextClassifierPipeline(classifier, tokenizer, sequence_length=LENGTH)
     with pytest.raises(ValueError, match=message):
         pipeline(texts, pairs=pairs)
+
+
+def test_predict_gives_one_output_per_line_of_a_crlf_file_with_blank_lines(classifier, tmp_path):
+    import json
+
+    from robustness_helpers import run_cli
+
+    classifier.save(tmp_path / "model.keras")
+    (tmp_path / "in.txt").write_bytes(b"good film\r\n\r\n \t \r\nbad\r\n")
+    status, out, err = run_cli(["predict", tmp_path / "model.keras", "--tokenizer", FIXTURE_VOCAB,
+                                "--sequence-length", LENGTH, "--file", tmp_path / "in.txt"])
+    records = [json.loads(line) for line in out.splitlines()]
+    assert status == 0 and [r["input"] for r in records] == ["good film", "", " \t ", "bad"]
+    assert [("error" in r, "label" in r) for r in records] == [(False, True), (True, False), (True, False), (False, True)]
+    assert "in.txt:2: empty input" in err and "in.txt:3: empty input" in err
+
+
+def test_a_pair_whose_shorter_text_is_cut_says_how_many_tokens(classifier, tokenizer):
+    pipeline = TextClassifierPipeline(classifier, tokenizer, sequence_length=LENGTH)
+    # 20 + 30 wordpieces: the 30 are windowed, the 20 cut to (16 - 3) // 2 = 6 in every window.
+    stats = pipeline.input_stats(["the film " * 10], ["the film " * 15])
+    assert stats == [{"tokens": 50, "windows": 5, "truncated_tokens": 14}]

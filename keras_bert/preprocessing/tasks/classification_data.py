@@ -8,9 +8,11 @@ Labels are strings mapped to ids through `label_names` (sorted: numerically
 when every label is an integer, else alphabetically; or given by you), or
 floats for regression. A label outside the label set, a non-number for
 regression, an empty text or a missing column raises a ValueError naming
-`file:line`. Single texts longer than the model's length can be cut into
-overlapping windows (`window_stride`); a document's prediction is then the
-mean of its windows' logits (`average_windows`).
+`file:line`. Texts and text pairs longer than the model's length can be cut
+into overlapping windows (`window_stride`); a document's prediction is then
+the mean of its windows' logits (`average_windows`). A pair is windowed over
+its longer segment, the shorter one repeated in every window (see
+`pair_window_spans`).
 """
 
 import dataclasses
@@ -22,7 +24,14 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.preprocessing.tasks.packing_preprocessor import PackingPreprocessor
-from keras_bert.preprocessing.tasks.task_features import TaskFeatures, get_column, pack_ids, read_table, window_spans
+from keras_bert.preprocessing.tasks.task_features import (
+    TaskFeatures,
+    get_column,
+    pack_ids,
+    pair_window_spans,
+    read_table,
+    window_spans,
+)
 
 
 @dataclasses.dataclass
@@ -203,35 +212,64 @@ class BertClassifierPreprocessor(PackingPreprocessor):
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
 
 
-def classification_windows(tokenizer, texts, sequence_length, stride):
-    """Single texts → packed windows of `sequence_length` tokens.
+def _token_ids(tokenizer, texts):
+    ids = []
+    for start in range(0, len(texts), 2048):
+        ids += tokenizer.tokenize(tf.constant(texts[start : start + 2048])).to_list()
+    return ids
+
+
+def _stack_rows(rows, sequence_length):
+    return {
+        name: np.stack([row[i] for row in rows]) if rows else np.zeros((0, sequence_length), "int32")
+        for i, name in enumerate(("token_ids", "segment_ids", "padding_mask"))
+    }
+
+
+def classification_windows(tokenizer, texts, sequence_length, stride, pairs=None):
+    """Texts (or text pairs) → packed windows of `sequence_length` tokens: `(x, document_index)`.
+
+    See `windows_and_losses` for the arguments.
+    """
+    x, document_index, _ = windows_and_losses(tokenizer, texts, sequence_length, stride, pairs)
+    return x, document_index
+
+
+def windows_and_losses(tokenizer, texts, sequence_length, stride, pairs=None):
+    """Texts (or text pairs) → packed windows of `sequence_length` tokens, and the tokens none holds.
 
     Args:
         tokenizer: a `BertTokenizer`.
         texts: list of strings.
-        sequence_length: packed length; each window holds `sequence_length - 2` tokens.
-        stride: tokens between window starts (at most `sequence_length - 2`).
+        sequence_length: packed length; a single text's window holds
+            `sequence_length - 2` tokens.
+        stride: tokens between window starts (cut to the window size).
+        pairs: optional second texts; a pair is windowed over its longer
+            segment (`pair_window_spans`).
 
     Returns:
-        `(x, document_index)`: a dict of int32 arrays of shape
-        `(num_windows, sequence_length)`, and the text each window belongs to.
+        `(x, document_index, num_truncated_tokens)`: a dict of int32 arrays of
+        shape `(num_windows, sequence_length)`, the text each window belongs
+        to, and per text the tokens no window holds (only a pair's shorter
+        segment past half the sequence loses tokens).
     """
-    window = sequence_length - 2
-    rows, document_index = [], []
-    for start in range(0, len(texts), 2048):
-        ids = tokenizer.tokenize(tf.constant(texts[start : start + 2048])).to_list()
-        for offset, tokens in enumerate(ids):
-            for s, e in window_spans(len(tokens), window, stride):
-                rows.append(
-                    pack_ids(tokens[s:e], None, sequence_length, tokenizer.cls_token_id, tokenizer.sep_token_id,
-                             tokenizer.pad_token_id)
-                )
-                document_index.append(start + offset)
-    x = {
-        name: np.stack([row[i] for row in rows]) if rows else np.zeros((0, sequence_length), "int32")
-        for i, name in enumerate(("token_ids", "segment_ids", "padding_mask"))
-    }
-    return x, np.asarray(document_index, "int32")
+    special = (sequence_length, tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
+    first = _token_ids(tokenizer, texts)
+    second = _token_ids(tokenizer, pairs) if pairs is not None else [None] * len(texts)
+    rows, document_index, dropped = [], [], []
+    for index, (a, b) in enumerate(zip(first, second)):
+        if b is None:
+            spans = [((s, e), None) for s, e in window_spans(len(a), sequence_length - 2, min(stride, sequence_length - 2))]
+        else:
+            spans = pair_window_spans(len(a), len(b), sequence_length, stride)
+        for (a_start, a_end), b_span in spans:
+            b_part = None if b is None else b[b_span[0] : b_span[1]]
+            rows.append(pack_ids(a[a_start:a_end], b_part, *special))
+            document_index.append(index)
+        kept_a = max(e for (_, e), _ in spans) - min(s for (s, _), _ in spans)
+        kept_b = 0 if b is None else max(e for _, (_, e) in spans) - min(s for _, (s, _) in spans)
+        dropped.append(len(a) + (0 if b is None else len(b)) - kept_a - kept_b)
+    return _stack_rows(rows, sequence_length), np.asarray(document_index, "int32"), np.asarray(dropped, "int32")
 
 
 def average_windows(logits, document_index, num_documents):
@@ -263,16 +301,17 @@ def classification_features(
         regression: float targets instead of class ids.
         sequence_length: packed length.
         truncate: pair truncation rule (see `BertInputPacker`).
-        window_stride: None to truncate long texts; an int to cut single texts
-            longer than `sequence_length - 2` tokens into windows starting
-            every `window_stride` tokens, each with the text's label (pairs
-            are always truncated).
+        window_stride: None to truncate long texts; an int to cut texts
+            longer than one sequence into windows starting every
+            `window_stride` tokens, each with the text's label (a pair is
+            windowed over its longer segment, see `pair_window_spans`).
 
     Returns:
         `TaskFeatures` with `y` (or None for unlabelled examples) and `info`:
         `label_names`, `document_index` (feature → example), `num_examples`,
         `num_truncated` (examples longer than one window that were cut, or
-        split when windowing).
+        split when windowing), per example `num_tokens` (both segments),
+        `num_windows` and `num_truncated_tokens` (tokens no window holds).
     """
     if not examples:
         raise ValueError("No examples to build features from.")
@@ -285,14 +324,14 @@ def classification_features(
         labels, label_names = encode_labels(examples, label_names, regression)
     texts = [e.text for e in examples]
     budget = sequence_length - (3 if is_pair else 2)
-    lengths = [len(r) for r in tokenizer.tokenize(tf.constant(texts)).to_list()]
+    pairs = [e.pair for e in examples] if is_pair else None
+    lengths = [len(r) for r in _token_ids(tokenizer, texts)]
     if is_pair:
-        pair_ids = tokenizer.tokenize(tf.constant([e.pair for e in examples])).to_list()
-        lengths = [a + len(b) for a, b in zip(lengths, pair_ids)]
+        lengths = [a + len(b) for a, b in zip(lengths, _token_ids(tokenizer, pairs))]
     num_truncated = int(sum(n > budget for n in lengths))
 
-    if window_stride and not is_pair:
-        x, document_index = classification_windows(tokenizer, texts, sequence_length, window_stride)
+    if window_stride:
+        x, document_index, dropped = windows_and_losses(tokenizer, texts, sequence_length, window_stride, pairs)
     else:
         preprocessor = BertClassifierPreprocessor(tokenizer, sequence_length, truncate)
         parts = []
@@ -303,6 +342,7 @@ def classification_features(
             parts.append({k: v.numpy() for k, v in preprocessor(chunk).items()})
         x = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
         document_index = np.arange(len(texts), dtype="int32")
+        dropped = np.maximum(np.asarray(lengths, "int32") - budget, 0)
     y = labels[document_index] if labels is not None else None
     info = {
         "label_names": label_names,
@@ -310,5 +350,8 @@ def classification_features(
         "document_index": document_index,
         "num_examples": len(examples),
         "num_truncated": num_truncated,
+        "num_tokens": np.asarray(lengths, "int32"),
+        "num_windows": np.bincount(document_index, minlength=len(examples)),
+        "num_truncated_tokens": dropped,
     }
     return TaskFeatures(x, y, info=info)

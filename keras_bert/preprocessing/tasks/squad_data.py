@@ -10,7 +10,10 @@ than the room left by the question is cut into windows that start every
 `doc_stride` tokens (as in Google's run_squad.py). A window that holds the
 whole answer is labelled with its token positions; every other window, and
 every window of an unanswerable (SQuAD 2.0) question, with position 0, the
-[CLS] token, which stands for "no answer here".
+[CLS] token, which stands for "no answer here". When answers are decoded, a
+context token that lies in several windows may start an answer only in the
+window where it has the most context (BERT's max-context rule,
+`max_context_mask`).
 
 Answer positions come from the tokenizer's character offsets into the
 original context, and predictions go back through the same offsets, so a
@@ -26,7 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert._utf8 import read_utf8
-from keras_bert.preprocessing.tasks.task_features import TaskFeatures, window_spans
+from keras_bert.preprocessing.tasks.task_features import TaskFeatures, max_context_mask, window_spans
 
 ON_MISMATCH = ("raise", "skip")
 
@@ -168,6 +171,17 @@ def answer_token_span(starts, ends, answer_start, answer_end):
     return first, last
 
 
+def fit_qa_lengths(sequence_length, doc_stride=128, max_query_length=64):
+    """`(max_query_length, doc_stride)` cut to fit `sequence_length`, as the pipeline and the SavedModel use them.
+
+    The question keeps at most half the sequence; the stride is at most the
+    context room beside the longest kept question.
+    """
+    max_query_length = min(max_query_length, sequence_length // 2)
+    doc_stride = min(doc_stride, sequence_length - 3 - max_query_length)
+    return max_query_length, doc_stride
+
+
 def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max_query_length=64, batch_size=2048):
     """Windowed model inputs of SQuAD examples, with labels and offsets to decode predictions.
 
@@ -185,7 +199,10 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
         0 = no answer in this window) and `info`: `example_index` (feature →
         example), `offsets` (int32 `(num_features, sequence_length, 2)`, the
         character span in the context of every context token, -1 elsewhere),
-        `num_windows`, `num_examples`, `answers_not_on_token_boundaries`.
+        `max_context` (bool `(num_features, sequence_length)`: the context
+        tokens that are in their max-context window, see `max_context_mask`),
+        `num_windows`, `num_truncated_question_tokens`, `num_context_tokens` (per example),
+        `num_examples`, `answers_not_on_token_boundaries`.
 
     Raises:
         ValueError: an answer that covers no token (e.g. only whitespace),
@@ -213,10 +230,11 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
             context_tokens[text] = (i, s, e)
 
     cls_id, sep_id, pad_id = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
-    token_ids, segment_ids, padding_mask, offsets = [], [], [], []
-    start_positions, end_positions, example_index = [], [], []
+    token_ids, segment_ids, padding_mask, offsets, max_context = [], [], [], [], []
+    start_positions, end_positions, example_index, question_cut = [], [], [], []
     off_boundary = 0
     for index, (example, question) in enumerate(zip(examples, questions)):
+        question_cut.append(max(0, len(question) - max_query_length))
         question = question[:max_query_length]
         ids, starts, ends = context_tokens[example.context]
         span = None
@@ -229,7 +247,8 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
                 off_boundary += 1
         context_room = sequence_length - len(question) - 3
         first_context = len(question) + 2  # [CLS] question [SEP]
-        for window_start, window_end in window_spans(len(ids), context_room, min(doc_stride, context_room)):
+        spans = window_spans(len(ids), context_room, min(doc_stride, context_room))
+        for (window_start, window_end), is_max in zip(spans, max_context_mask(spans)):
             row = [cls_id, *question, sep_id, *ids[window_start:window_end], sep_id]
             n = len(row)
             token_ids.append(row + [pad_id] * (sequence_length - n))
@@ -240,6 +259,9 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
             row_offsets[first_context : first_context + count, 0] = starts[window_start:window_end]
             row_offsets[first_context : first_context + count, 1] = ends[window_start:window_end]
             offsets.append(row_offsets)
+            row_max = np.zeros(sequence_length, bool)
+            row_max[first_context : first_context + count] = is_max
+            max_context.append(row_max)
             if span is not None and window_start <= span[0] and span[1] < window_end:
                 start_positions.append(span[0] - window_start + first_context)
                 end_positions.append(span[1] - window_start + first_context)
@@ -253,7 +275,10 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
     info = {
         "example_index": example_index,
         "offsets": np.stack(offsets),
+        "max_context": np.stack(max_context),
         "num_windows": np.bincount(example_index, minlength=len(examples)),
+        "num_truncated_question_tokens": np.asarray(question_cut, "int32"),
+        "num_context_tokens": np.asarray([len(context_tokens[e.context][0]) for e in examples], "int32"),
         "num_examples": len(examples),
         "answers_not_on_token_boundaries": off_boundary,
     }
@@ -279,8 +304,11 @@ def decode_answers(
 
     For each example, the `n_best_size` highest start and end logits of each
     window are paired; a pair counts if both tokens are context tokens, the
-    end is not before the start, and the span has at most
-    `max_answer_length` tokens. Its score is `start_logit + end_logit`. The
+    start token is in its max-context window (`features.info["max_context"]`:
+    BERT's rule for tokens in several overlapping windows; the end token is
+    not checked, as in Google's run_squad.py and Hugging Face's
+    `compute_predictions_logits`), the end is not before the start, and the
+    span has at most `max_answer_length` tokens. Its score is `start_logit + end_logit`. The
     "no answer" score is the lowest `start_logits[0] + end_logits[0]` over the
     example's windows (Hugging Face's rule); with `allow_no_answer`, the
     answer is "" when it beats the best span by more than
@@ -309,6 +337,10 @@ def decode_answers(
     if allow_no_answer is None:
         allow_no_answer = any(e.is_impossible for e in examples)
     offsets, example_index = features.info["offsets"], features.info["example_index"]
+    # Features built before the max-context rule have no mask: every context token counts.
+    max_context = features.info.get("max_context")
+    if max_context is None:
+        max_context = offsets[..., 0] >= 0
     by_example = [[] for _ in examples]
     for feature, index in enumerate(example_index):
         by_example[index].append(feature)
@@ -317,12 +349,13 @@ def decode_answers(
         candidates, null_score = {}, None
         for feature in by_example[index]:
             start, end, spans = start_logits[feature], end_logits[feature], offsets[feature]
+            is_max = max_context[feature]
             score = float(start[0] + end[0])
             null_score = score if null_score is None else min(null_score, score)
             top_starts = np.argsort(start)[::-1][:n_best_size]
             top_ends = np.argsort(end)[::-1][:n_best_size]
             for s in top_starts:
-                if spans[s, 0] < 0:
+                if spans[s, 0] < 0 or not is_max[s]:
                     continue
                 for e in top_ends:
                     if spans[e, 0] < 0 or e < s or e - s + 1 > max_answer_length:
