@@ -118,21 +118,21 @@ def test_eight_threads_answer_like_one_thread_with_flat_memory(served, signature
     one_thread_rate = one_thread_requests / (time.perf_counter() - began)
 
     threads, requests = size["threads"], size["requests_per_thread"]
+
+    def judge(k, status, answer):
+        if status != "ok":
+            return f"{type(answer).__name__}: {str(answer)[:200]}", 0.0
+        return None, max_difference(answer, reference[k])
+
     rss_loaded = rss_bytes()
     # Warm-up: every thread's first calls allocate what serving then reuses (thread-local pools).
-    warm_up, _ = run_in_threads(lambda k: call(payloads[k]), thread_plan(len(payloads), threads, 50), threads)
-    assert all(status == "ok" for outcomes in warm_up for status, _ in outcomes)
+    problems, _, _ = run_in_threads(lambda k: call(payloads[k]), thread_plan(len(payloads), threads, 50), threads, judge)
+    assert not problems, problems[:3]
     rss_warm = rss_bytes()
-    outcomes, seconds = run_in_threads(lambda k: call(payloads[k]),
-                                       thread_plan(len(payloads), threads, requests, offset=3), threads)
+    problems, worst, seconds = run_in_threads(lambda k: call(payloads[k]),
+                                              thread_plan(len(payloads), threads, requests, offset=3), threads, judge)
     rss_end = rss_bytes()
-
-    errors = [(t, j, answer) for t, row in enumerate(outcomes) for j, (status, answer) in enumerate(row)
-              if status != "ok"]
-    assert not errors, f"{len(errors)} of {threads * requests} requests failed, e.g. {errors[:3]}"
-    plan = thread_plan(len(payloads), threads, requests, offset=3)
-    worst = max(max_difference(answer, reference[plan[t][j]])
-                for t, row in enumerate(outcomes) for j, (_, answer) in enumerate(row))
+    assert not problems, f"{len(problems)} of {threads * requests} requests failed, e.g. {problems[:3]}"
     growth = (rss_end - rss_warm) / rss_warm
     report(f"{server.__name__} ({size_name}, {keras.backend.backend()})", requests=threads * requests,
            threads=threads, seconds=seconds, requests_per_s=threads * requests / seconds,
@@ -217,14 +217,15 @@ def test_invalid_requests_fail_alone_among_valid_ones_under_load(served, signatu
 
     threads, per_thread = size["threads"], size["mixed_requests_per_thread"]
     plan = thread_plan(len(requests), threads, per_thread)
-    outcomes, seconds = run_in_threads(lambda k: call(requests[k][0]), plan, threads)
-    wrong = [(requests[plan[t][j]][0], why) for t, row in enumerate(outcomes) for j, outcome in enumerate(row)
-             if (why := _judge(outcome, requests[plan[t][j]][1], reference[plan[t][j]])) is not None]
+    wrong, _, seconds = run_in_threads(
+        lambda k: call(requests[k][0]), plan, threads,
+        lambda k, status, value: (_judge((status, value), requests[k][1], reference[k]), 0.0))
     num_invalid = sum(requests[k][1] is not None for row in plan for k in row)
     report(f"{mix.__name__} ({size_name}, {keras.backend.backend()})", requests=threads * per_thread,
            invalid=num_invalid, seconds=seconds, requests_per_s=threads * per_thread / seconds)
     assert 0 < num_invalid < threads * per_thread
-    assert not wrong, f"{len(wrong)} of {threads * per_thread} requests went wrong, e.g. {wrong[:3]}"
+    examples = [(requests[k][0], why) for k, why in wrong[:3]]
+    assert not wrong, f"{len(wrong)} of {threads * per_thread} requests went wrong, e.g. {examples}"
 
 
 def test_a_long_pipeline_predict_loop_keeps_memory_flat(classifier, tokenizer):
