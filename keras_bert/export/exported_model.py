@@ -142,15 +142,15 @@ def _string_column(name, column, task):
     fails inside TensorFlow with a message that names neither the input nor the item.
     """
     if isinstance(column, (str, bytes)) or not hasattr(column, "__iter__"):
-        raise ValueError(f"`{name}` must be a list of strings; received a {type(column).__name__}.")
+        raise ValueError(f"`{name}` must be a list of strings, not {type(column).__name__}.")
     column = list(column)
     for i, item in enumerate(column):
         values = [item]
         if task == "multiple_choice" and name == "choices":  # a list of choices per context
             if isinstance(item, (str, bytes)) or not hasattr(item, "__iter__"):
-                raise ValueError(f"`{name}` item {i} must be a list of strings; received a {type(item).__name__}.")
+                raise ValueError(f"`{name}` item {i} must be a list of strings, not {type(item).__name__}.")
             values = list(item)
         for value in values:
             if not isinstance(value, (str, bytes)):
-                raise ValueError(f"`{name}` item {i} must be a string; received a {type(value).__name__}.")
+                raise ValueError(f"`{name}` item {i} must be a string, not {type(value).__name__}.")
     return column

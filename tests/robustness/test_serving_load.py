@@ -147,10 +147,10 @@ def exported_model_mix(served, signatures):
     """`(call, [(request, expected error or None)])` for `ExportedModel.predict`."""
     valid = [(p,) for p in text_payloads()] + [([],), (short_texts(100, seed=2),)]  # empty; 4 signature calls
     invalid = [
-        ((["a fine film", None],), r"`text` item 1 must be a string; received a NoneType"),
-        (([3],), r"`text` item 0 must be a string; received a int"),
-        (([["a nested", "list"]],), r"`text` item 0 must be a string; received a list"),
-        (("a bare string",), r"`text` must be a list of strings; received a str"),
+        ((["a fine film", None],), r"`text` item 1 must be a string, not NoneType"),
+        (([3],), r"`text` item 0 must be a string, not int"),
+        (([["a nested", "list"]],), r"`text` item 0 must be a string, not list"),
+        (("a bare string",), r"`text` must be a list of strings, not str"),
         ((["the film"], ["a second input"]), r"takes 1 inputs \['text'\]; received 2"),
     ]
     requests = [(r, None) for r in valid] + [(r, (ValueError, message)) for r, message in invalid]
