@@ -70,7 +70,7 @@ class ExportedModel:
 
         if len(inputs) != len(self.text_inputs):
             raise ValueError(f"This {self.task} model takes {len(self.text_inputs)} inputs {self.text_inputs}; received {len(inputs)}.")
-        columns = [list(column) for column in inputs]
+        columns = [_string_column(name, column, self.task) for name, column in zip(self.text_inputs, inputs)]
         sizes = {len(c) for c in columns}
         if len(sizes) != 1:
             raise ValueError(f"Inputs {self.text_inputs} have different lengths: {[len(c) for c in columns]}.")
@@ -154,3 +154,26 @@ def _stats(outputs, n):
         }
         for i in range(n)
     ]
+
+
+def _string_column(name, column, task):
+    """`column` as a list, refusing what `serve_text` would misread.
+
+    Without this check a bare string is split into its characters, a nested
+    list becomes a rank-2 tensor that the loaded signature flattens into more
+    answers than inputs (the extra ones dropped), and `None` or a number
+    fails inside TensorFlow with a message that names neither the input nor the item.
+    """
+    if isinstance(column, (str, bytes)) or not hasattr(column, "__iter__"):
+        raise ValueError(f"`{name}` must be a list of strings, not {type(column).__name__}.")
+    column = list(column)
+    for i, item in enumerate(column):
+        values = [item]
+        if task == "multiple_choice" and name == "choices":  # a list of choices per context
+            if isinstance(item, (str, bytes)) or not hasattr(item, "__iter__"):
+                raise ValueError(f"`{name}` item {i} must be a list of strings, not {type(item).__name__}.")
+            values = list(item)
+        for value in values:
+            if not isinstance(value, (str, bytes)):
+                raise ValueError(f"`{name}` item {i} must be a string, not {type(value).__name__}.")
+    return column
