@@ -11,6 +11,10 @@ from keras_bert.models import BertMaskedLM, BertPretrainer
 from keras_bert.tasks import CLI_NAMES
 
 HELP = "export a model + tokenizer as a TF SavedModel that takes raw strings"
+# What a fine-tuning run records about reading long texts and decoding answers; export serves with them.
+_RECORDED_WINDOW_OPTIONS = (
+    "window_stride", "doc_stride", "max_query_length", "max_answer_length", "null_score_diff_threshold",
+)
 
 
 def add_export_arguments(parser):
@@ -61,6 +65,8 @@ def run_export(args):
         sequence_length=args.sequence_length or job.get("sequence_length"),
         text_pair=args.text_pair or trained_on_pairs(job),
         allow_no_answer=args.allow_no_answer or bool(job.get("allow_no_answer")),
+        # serve long texts with the windows the run evaluated with (the defaults otherwise)
+        **{k: job[k] for k in _RECORDED_WINDOW_OPTIONS if job.get(k) is not None},
         overwrite=args.overwrite,
         training_backend=job.get("backend", "unknown (a .keras file does not record it)"),
     )

@@ -37,6 +37,10 @@ def predict_text(model, tokenizer, *inputs, **kwargs):
     return pipeline_for(model, tokenizer, **kwargs)(*inputs)
 
 
+# Question-answering options a fine-tuning run records and its pipeline takes (older records lack some).
+_QA_DECODING = ("max_query_length", "max_answer_length", "null_score_diff_threshold")
+
+
 def load_pipeline(folder, **kwargs):
     """The pipeline of a `keras-bert finetune` output folder (model.keras, vocab.txt, finetune.json).
 
@@ -59,5 +63,8 @@ def load_pipeline(folder, **kwargs):
     options = {"sequence_length": job["sequence_length"]}
     if task.name == "question_answerer":
         options.update(doc_stride=job["doc_stride"], allow_no_answer=job["allow_no_answer"])
+        options.update({k: job[k] for k in _QA_DECODING if job.get(k) is not None})
+    elif job.get("window_stride") is not None:
+        options["window_stride"] = job["window_stride"]  # read long texts as the run evaluated them
     options.update(kwargs)
     return task.load("pipeline")(model, tokenizer, **options)

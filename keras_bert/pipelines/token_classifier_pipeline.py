@@ -8,7 +8,7 @@
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.metrics.entities import get_entities
+from keras_bert.metrics.entities import are_entity_tags, get_entities
 from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, softmax, text_batch
 from keras_bert.preprocessing.tasks.task_features import pack_ids, window_spans
 
@@ -18,7 +18,9 @@ class TokenClassifierPipeline(TaskPipeline):
 
     Words are BERT's basic-tokenizer words (runs of letters and digits;
     punctuation marks on their own); each word takes the tag predicted on its
-    first wordpiece, and entities are decoded from the word tags as seqeval does.
+    first wordpiece, and entities are decoded from the word tags as seqeval does
+    (when the labels are entity tags: "O", B/I/E/S-TYPE; a tagger with other
+    labels, such as part-of-speech, gets its word tags and no entities).
     Texts longer than the sequence length are not cut off: overlapping
     windows slide over them and a token's logits are averaged over its windows.
 
@@ -48,6 +50,7 @@ class TokenClassifierPipeline(TaskPipeline):
         if not model.label_names:
             raise ValueError("The token classifier has no `label_names`; a pipeline needs its BIO tag names.")
         self.window_stride = (self.sequence_length - 2) // 2 if window_stride is None else window_stride
+        self._entity_tags = are_entity_tags(model.label_names)
 
     def __call__(self, texts, return_words=False):
         texts, single = text_batch(texts)
@@ -65,7 +68,8 @@ class TokenClassifierPipeline(TaskPipeline):
         results = []
         for t, text in enumerate(texts):
             words = self._words(text, token_logits[t], word_lengths[t], starts[t], ends[t])
-            entities = _entities(text, words)
+            # Labels that are not entity tags (part-of-speech "NOUN", "VERB") have no entities to decode.
+            entities = _entities(text, words) if self._entity_tags else []
             results.append({"entities": entities, "words": words} if return_words else entities)
         return results[0] if single else results
 

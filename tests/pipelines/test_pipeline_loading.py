@@ -76,3 +76,39 @@ def test_load_pipeline_refuses_a_folder_without_a_finetune_record(tmp_path):
     (folder / "finetune.json").unlink()
     with pytest.raises(FileNotFoundError, match="not a `keras-bert finetune` output folder"):
         load_pipeline(folder)
+
+
+def _classifier_folder(folder, window_stride):
+    folder.mkdir()
+    BertClassifier(_backbone(), num_classes=2).save(folder / "model.keras")
+    (folder / "vocab.txt").write_text(VOCAB.read_text(encoding="utf-8"), encoding="utf-8")
+    job = {"task": "classifier", "lowercase": True, "sequence_length": 16, "window_stride": window_stride}
+    (folder / "finetune.json").write_text(json.dumps({"job": job}), encoding="utf-8")
+    return folder
+
+
+def test_load_pipeline_reads_long_texts_with_the_runs_window_stride(tmp_path):
+    folder = _classifier_folder(tmp_path / "run", window_stride=5)
+    assert load_pipeline(folder).window_stride == 5
+    assert load_pipeline(folder, window_stride=3).window_stride == 3
+
+
+@pytest.mark.only_backend("tensorflow", reason="the SavedModel is written by TensorFlow on every backend")
+def test_export_serves_long_texts_with_the_runs_window_stride(tmp_path):
+    from keras_bert.cli.main import main  # the CLI module: only this test needs it
+
+    folder = _classifier_folder(tmp_path / "run", window_stride=5)
+    assert main(["export", str(folder), "--out", str(tmp_path / "sm")]) == 0
+    metadata = json.loads((tmp_path / "sm" / "assets" / "keras_bert_export.json").read_text())
+    assert metadata["windows"] == {"window_stride": 5}
+
+
+def test_a_tagger_whose_labels_are_not_entity_tags_gives_word_tags_and_no_entities():
+    """Part-of-speech labels are not B/I/E/S tags: decoding entities from them would refuse the labels."""
+    from task_helpers import fixture_tokenizer  # the tests' tokenizer fixture; only this test needs it
+
+    model = BertTokenClassifier(_backbone(), num_classes=3, label_names=["NOUN", "VERB", "DET"])
+    result = TokenClassifierPipeline(model, fixture_tokenizer(), sequence_length=16)("the cat sat", return_words=True)
+    assert result["entities"] == []
+    assert [w["text"] for w in result["words"]] == ["the", "cat", "sat"]
+    assert {w["tag"] for w in result["words"]} <= {"NOUN", "VERB", "DET"}
