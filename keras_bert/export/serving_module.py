@@ -155,6 +155,12 @@ class BertServingModule(tf.Module):
         return task_outputs.token_id_outputs(self, self._call_model(inputs))
 
     def _serve_text(self, **texts):
+        # A loaded signature does not enforce its `[None]` shape: a rank-2 batch of strings reached
+        # the tokenizer, which flattened it into more answers than rows. EnsureShape checks at run
+        # time ("Shape of tensor text [1,2] is not compatible with expected shape [?]"); an assert
+        # on tf.rank or tf.size is folded away by Grappler, which trusts the static shape.
+        specs = self._text_specs()
+        texts = {name: tf.ensure_shape(value, specs[name].shape) for name, value in texts.items()}
         return task_outputs.text_outputs(self, **texts)
 
     def _tokenize(self, text):

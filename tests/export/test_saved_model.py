@@ -87,6 +87,7 @@ def _calls(exports):
         "too_long": ids_call(c, {"token_ids": np.ones((1, 80), "int32"), "segment_ids": np.zeros((1, 80), "int32"),
                                  "padding_mask": np.ones((1, 80), "int32")}),
         "shape_mismatch": ids_call(c, {**packed(SHORT_TEXTS, 8), "segment_ids": np.zeros((5, 7), "int32")}),
+        "rank2_text": text_call(c, text=[SHORT_TEXTS[:2]]),  # a loaded signature does not check its rank itself
         "after_errors": text_call(c, text=SHORT_TEXTS[:2]),
     }
     if "token_classifier" in exports:
@@ -173,9 +174,10 @@ def test_empty_batch_gives_empty_outputs(served):
         ("id_out_of_range", "`token_ids` must be < vocabulary_size"),
         ("too_long", "max_sequence_length=64"),
         ("shape_mismatch", "`segment_ids` must have the shape of `token_ids`"),
+        ("rank2_text", "Shape of tensor text [1,2] is not compatible with expected shape [?]"),
     ],
 )
-def test_bad_token_id_inputs_fail_clearly_and_the_server_goes_on(served, call, message):
+def test_bad_inputs_fail_clearly_and_the_server_goes_on(served, call, message):
     assert message in served[call]["error"]
     assert served["after_errors"]["probabilities"].shape == (2, 3)
 
