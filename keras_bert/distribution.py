@@ -113,7 +113,8 @@ class _BertDataParallel(_UnevenBatchesReplicated, keras.distribution.DataParalle
 class BertModelParallel(_UnevenBatchesReplicated, keras.distribution.ModelParallel):
     """`keras.distribution.ModelParallel` that never asks for an uneven split.
 
-    Of a batch (see `_UnevenBatchesReplicated`), nor of a variable: JAX refuses to shard a dimension that the mesh axis does not divide
+    Of a batch (see `_UnevenBatchesReplicated`), nor of a variable: JAX refuses
+    to shard a dimension that the mesh axis does not divide
     (`IndivisibleError`), and real BERT sizes hit that: Google's English
     vocabulary has 30522 tokens, which does not split 4 or 8 ways. Where the
     layout map shards such a dimension, the mesh axis moves to the first

@@ -64,7 +64,10 @@ def _paper_lamb(weights, gradient_steps, excluded, peak, warmup_steps, total_ste
     v = {name: np.zeros_like(value) for name, value in w.items()}
     for s, gradients in enumerate(gradient_steps):
         t = s + 1
-        rate = peak * (s + 1) / warmup_steps if s < warmup_steps else peak * (1 - (s - warmup_steps) / (total_steps - warmup_steps))
+        if s < warmup_steps:
+            rate = peak * (s + 1) / warmup_steps
+        else:
+            rate = peak * (1 - (s - warmup_steps) / (total_steps - warmup_steps))
         norm = np.sqrt(sum(np.sum(np.square(g)) for g in gradients.values()))
         scale = min(1.0, clipnorm / norm) if norm > 0 else 1.0
         for name, g in gradients.items():
@@ -99,8 +102,8 @@ def test_lamb_steps_equal_the_paper_computed_in_numpy():
     implementation, 1.6e-7.
     """
     rng = np.random.default_rng(0)
-    weights = {"kernel": rng.normal(size=(4, 3)), "bias": rng.normal(size=(3,)) * 0.1, "gamma": 1 + rng.normal(size=(3,)) * 0.1,
-               "beta": np.zeros(3), "zero_kernel": np.zeros((3, 2))}
+    weights = {"kernel": rng.normal(size=(4, 3)), "bias": rng.normal(size=(3,)) * 0.1,
+               "gamma": 1 + rng.normal(size=(3,)) * 0.1, "beta": np.zeros(3), "zero_kernel": np.zeros((3, 2))}
     weights = {name: value.astype("float32") for name, value in weights.items()}
     # Gradients of norm ~4 (clipped to 1) and ~0.04 (not clipped), with signs that change between steps.
     gradient_steps = [{name: (rng.normal(size=value.shape) * scale).astype("float32") for name, value in weights.items()}
@@ -108,7 +111,9 @@ def test_lamb_steps_equal_the_paper_computed_in_numpy():
     settings = dict(peak=0.05, warmup_steps=2, total_steps=6, weight_decay=0.1)
     optimizer = create_optimizer("lamb", learning_rate=settings["peak"], warmup_steps=2, total_steps=6, weight_decay=0.1)
     actual = _run_lamb(optimizer, weights, gradient_steps)
-    expected = _paper_lamb(weights, gradient_steps, excluded={"bias", "gamma", "beta"}, clipnorm=1.0, epsilon=1e-6, **settings)
+    expected = _paper_lamb(
+        weights, gradient_steps, excluded={"bias", "gamma", "beta"}, clipnorm=1.0, epsilon=1e-6, **settings
+    )
     for name in weights:
         assert not np.allclose(expected[name], weights[name], atol=1e-3), f"{name} hardly moved: the test shows nothing"
         np.testing.assert_allclose(actual[name], expected[name], atol=1e-6, rtol=1e-5, err_msg=name)

@@ -221,7 +221,9 @@ def _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_bucket
     if patience is not None and not eval:
         raise ValueError("--early-stopping-patience watches a validation metric: it needs an --eval file.")
     if not (isinstance(monitor, str) and monitor.startswith("val_")):
-        raise ValueError(f"`monitor` must be a validation metric such as 'val_loss' or 'val_accuracy'. Received: {monitor!r}")
+        raise ValueError(
+            f"`monitor` must be a validation metric such as 'val_loss' or 'val_accuracy'. Received: {monitor!r}"
+        )
     for path, flag in ((train, "--train"), (eval, "--eval")):
         if path is not None and not os.path.isfile(path):
             raise FileNotFoundError(f"{flag}: no such file: {path}")
