@@ -373,7 +373,7 @@ def _fit(runner, model, train_features, eval_features, schedule, batch_size, bes
         return runner.fit(
             model, prepare_dataset(train_data, runner.strategy), epochs=runner.job["epochs"],
             steps_per_epoch=schedule.steps_per_epoch, shuffle=False,  # the dataset reshuffles itself every pass
-            validation_data=validation and prepare_dataset(validation, runner.strategy),
+            validation_data=None if validation is None else prepare_dataset(validation, runner.strategy),
         )
 
 
@@ -415,8 +415,9 @@ def _report(summary, model_path, epochs):
     print(_held_out_text(summary["metrics"]))
     best = summary["best_epoch"]
     if best is not None:
-        stopped = (f"; stopped early after epoch {best['epochs_run']} of {epochs}, no better {best['monitor']} since"
-                   if best["stopped_early"] else "")
+        waited = best["epochs_run"] - best["epoch"]
+        stopped = (f"; stopped early after epoch {best['epochs_run']} of {epochs} ({waited} epochs without a better "
+                   f"{best['monitor']})" if best["stopped_early"] else "")
         print(f"best epoch {best['epoch']} by {best['monitor']} {best['value']:.4f}{stopped}")
     which = ""
     if best is not None and best["model_keras"] == "best epoch":

@@ -158,3 +158,17 @@ def test_monitor_and_patience_are_checked(files, tmp_path):
     summary = run(files, tmp_path / "d", monitor="val_accuracy", epochs=2, early_stopping_patience=None)
     history = summary["history"]["val_accuracy"]
     assert summary["best_epoch"]["epoch"] == 1 + int(np.argmax(history))
+
+
+def test_the_printout_names_the_best_epoch_and_the_early_stop(straight, capsys):
+    from keras_bert.jobs.finetune import _report  # the job's summary printout, on the straight run's summary
+
+    summary, out = straight
+    _report(summary, str(out / "model.keras"), EPOCHS)
+    printed = capsys.readouterr().out
+    value = summary["best_epoch"]["value"]
+    assert f"best epoch 1 by val_loss {value:.4f}; stopped early after epoch 3 of 8 (2 epochs without a better val_loss)" \
+        in printed
+    assert f"saved {out / 'model.keras'} (epoch 1, the best; the last epoch's weights are in checkpoints/ for --resume)" \
+        in printed
+    assert "majority-class baseline" in printed and "F1 of the positive class 'positive'" in printed
