@@ -366,6 +366,12 @@ def _fit(runner, model, train_features, eval_features, schedule, batch_size, bes
     # batch outside the training stream, keeps both on the same batches.
     with strategy_scope(runner.strategy):
         model._symbolic_build(data_batch=next(iter(train_features.dataset(schedule.batch_size).take(1))))
+    if runner.strategy is not None and keras.backend.backend() == "tensorflow":
+        # Under a tf.distribute strategy Keras' `fit` builds once more, from a batch of a first iterator of the
+        # training data; that iterator shares the reshuffling shuffle's seed state with the one that trains, and its
+        # prefetching advances it by a timing-dependent amount (seen with two workers: another first batch on every
+        # run, the workers' halves of a global batch overlapping). The model is built: skip that build.
+        model._maybe_symbolic_build = lambda iterator=None, data_batch=None: None
     with warnings.catch_warnings():
         # The pooler is unused by the token classifier and question answerer
         # (as in BERT); Keras warns that it gets no gradient.
