@@ -304,47 +304,6 @@ def prepare_dataset(dataset, strategy):
     return dataset
 
 
-def split_global_batches(dataset, strategy, global_batch_size):
-    """A dataset of global batches made ready for `strategy`'s `fit`, shuffled the same on every worker.
-
-    With more than one worker, tf.distribute's auto-sharding rewrites the
-    input pipeline, and the rewritten `shuffle(..., seed=s,
-    reshuffle_each_iteration=True)` comes out in another order on every
-    worker (measured with TensorFlow 2.21: two workers' halves of one global
-    batch of 16 shared 6 examples, so some examples were trained on twice and
-    others not at all). Here every worker runs the pipeline as written,
-    identical everywhere, and keeps its share of every global batch: rows
-    `[i * n, (i + 1) * n)` for input pipeline `i` of `p` and `n =
-    global_batch_size / p`, cut into its replicas' batches. Every other case
-    is `prepare_dataset`'s.
-
-    Args:
-        dataset: a `tf.data.Dataset` of `(x, y[, sample_weight])` batches of `global_batch_size` rows.
-        strategy: None, or a strategy / distribution object.
-        global_batch_size: rows per batch of `dataset`.
-
-    Returns:
-        A `tf.data.Dataset`, or for a multi-worker strategy a distributed dataset `fit` takes as it is.
-    """
-    if strategy is None or keras.backend.backend() != "tensorflow" or is_tpu_strategy(strategy):
-        return prepare_dataset(dataset, strategy)
-    if not strategy.extended._in_multi_worker_mode():  # private; as in prepare_dataset
-        return prepare_dataset(dataset, strategy)
-    import tensorflow as tf  # deferred: the JAX and torch backends run without TensorFlow
-
-    def dataset_fn(context):
-        share = global_batch_size // context.num_input_pipelines
-        start = context.input_pipeline_id * share
-
-        def rows(*batch):
-            return tf.nest.map_structure(lambda t: t[start : start + share], batch)
-
-        per_replica = context.get_per_replica_batch_size(global_batch_size)
-        return dataset.map(rows).unbatch().batch(per_replica, drop_remainder=True)
-
-    return strategy.distribute_datasets_from_function(dataset_fn)
-
-
 def data_parallel_size(strategy):
     """How many ways the global batch is split: replicas in sync, or the mesh's batch axis."""
     if strategy is None:
