@@ -85,10 +85,36 @@ def bert_layout_map(device_mesh, model_axis="model"):
     return layout_map
 
 
-class BertModelParallel(keras.distribution.ModelParallel):
+class _UnevenBatchesReplicated:
+    """Replicates a batch that the mesh's batch axis does not divide, instead of refusing it.
+
+    JAX cannot split an axis unevenly, and held-out data ends with a smaller
+    batch: 10 held-out texts in batches of 16 make one batch of 10, which 4
+    devices cannot share ("implies that array axis 0 is partitioned 4 times,
+    but the dimension size is 10"). Such a batch is replicated instead, and
+    every device computes all of it (the results are the same; only that batch
+    runs without data parallelism). Training batches are full, so they are
+    still split. Single-process runs only: with several processes each holds
+    its own part of the global batch, which cannot be replicated.
+    """
+
+    def get_data_layout(self, data_shape):
+        layout = super().get_data_layout(data_shape)
+        batch = dict(zip(self.device_mesh.axis_names, self.device_mesh.shape))[self.batch_dim_name]
+        if self._is_multi_process or not data_shape or data_shape[0] is None or data_shape[0] % batch == 0:
+            return layout
+        return keras.distribution.TensorLayout([None] * len(data_shape), self.device_mesh)
+
+
+class _BertDataParallel(_UnevenBatchesReplicated, keras.distribution.DataParallel):
+    """`keras.distribution.DataParallel` that replicates an uneven last batch (see `_UnevenBatchesReplicated`)."""
+
+
+class BertModelParallel(_UnevenBatchesReplicated, keras.distribution.ModelParallel):
     """`keras.distribution.ModelParallel` that never asks for an uneven split.
 
-    JAX refuses to shard a dimension that the mesh axis does not divide
+    Of a batch (see `_UnevenBatchesReplicated`), nor of a variable: JAX refuses
+    to shard a dimension that the mesh axis does not divide
     (`IndivisibleError`), and real BERT sizes hit that: Google's English
     vocabulary has 30522 tokens, which does not split 4 or 8 ways. Where the
     layout map shards such a dimension, the mesh axis moves to the first
@@ -208,7 +234,7 @@ def create_strategy(name, mesh_shape=None, tpu=None):
         return tf.distribute.TPUStrategy(resolver)
     devices = keras.distribution.list_devices()
     if name == "data-parallel":
-        return keras.distribution.DataParallel(devices=devices)
+        return _BertDataParallel(devices=devices)
     mesh_shape = tuple(mesh_shape or (1, len(devices)))
     if len(mesh_shape) != 2 or mesh_shape[0] * mesh_shape[1] != len(devices):
         raise ValueError(

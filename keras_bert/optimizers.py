@@ -108,7 +108,68 @@ class BertAdamW(_ClipAfterAllReduce, _DecayExclusions, keras.optimizers.AdamW):
 
 @keras.saving.register_keras_serializable(package="keras_bert")
 class BertLamb(_ClipAfterAllReduce, _DecayExclusions, keras.optimizers.Lamb):
-    """`keras.optimizers.Lamb` without decay on LayerNorm parameters and biases."""
+    """LAMB as You et al. (2019) write it, without decay or layer adaptation on LayerNorm parameters and biases.
+
+    For every variable `w` with gradient `g`, at step `t` (from 1):
+
+        m = beta_1 * m + (1 - beta_1) * g                 v = beta_2 * v + (1 - beta_2) * g**2
+        r = (m / (1 - beta_1**t)) / (sqrt(v / (1 - beta_2**t)) + epsilon)
+        r = r + weight_decay * w                          (decayed variables only)
+        ratio = ||w|| / ||r||  (1 where either norm is 0; 1 for excluded variables)
+        w = w - learning_rate * ratio * r
+
+    Variables excluded from weight decay (`exclude_from_weight_decay_names`:
+    LayerNorm's gamma/beta and every bias) also skip the layer-wise trust
+    ratio, as tensorflow-addons' LAMB (whose `exclude_from_layer_adaptation`
+    defaults to the decay exclusions) and NVIDIA's apex FusedLAMB (no trust
+    ratio for a group without decay) do: a bias or LayerNorm offset starts at
+    0, where a norm ratio says nothing about a good step size.
+
+    `keras.optimizers.Lamb` (Keras 3.15) differs in two ways, each of which
+    changes every step: it decays the weights separately, as AdamW does
+    (`w -= learning_rate * weight_decay * w` before the update, so the decay
+    escapes the trust ratio), and it applies the trust ratio to every variable.
+    """
+
+    def build(self, var_list):
+        super().build(var_list)
+        # Decide decay (and adaptation) by the Keras variables' names now: on
+        # TensorFlow `update_step` receives the backing tf.Variables, whose
+        # names carry scopes; Keras caches the decision under a key both share.
+        for variable in var_list:
+            self._use_weight_decay(variable)
+
+    def _apply_weight_decay(self, variables):
+        # The decay is part of LAMB's update (it goes through the trust ratio): see `update_step`.
+        return
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        lr = ops.cast(learning_rate, dtype)
+        # A dense gradient: TensorFlow gives embeddings IndexedSlices, and LAMB
+        # needs the norm of the whole update anyway.
+        gradient = ops.cast(ops.convert_to_tensor(gradient), dtype)
+        step = ops.cast(self.iterations + 1, dtype)
+        beta_1, beta_2 = ops.cast(self.beta_1, dtype), ops.cast(self.beta_2, dtype)
+
+        index = self._get_variable_index(variable)
+        m, v = self._momentums[index], self._velocities[index]
+        self.assign(m, beta_1 * m + (1.0 - beta_1) * gradient)
+        self.assign(v, beta_2 * v + (1.0 - beta_2) * ops.square(gradient))
+        m_hat = ops.divide(m, 1.0 - ops.power(beta_1, step))
+        v_hat = ops.divide(v, 1.0 - ops.power(beta_2, step))
+        update = ops.divide(m_hat, ops.sqrt(v_hat) + ops.cast(self.epsilon, dtype))
+
+        if self._use_weight_decay(variable):
+            if self.weight_decay:
+                update = update + ops.cast(self.weight_decay, dtype) * variable
+            w_norm = ops.sqrt(ops.sum(ops.square(variable)))
+            r_norm = ops.sqrt(ops.sum(ops.square(update)))
+            both = ops.logical_and(ops.greater(w_norm, 0.0), ops.greater(r_norm, 0.0))
+            # The inner where keeps 0/0 out of the gradient-free graph (NaN would not be selected, but is computed).
+            ratio = ops.where(both, w_norm / ops.where(both, r_norm, 1.0), 1.0)
+            update = ratio * update
+        self.assign_sub(variable, lr * update)
 
 
 def create_optimizer(

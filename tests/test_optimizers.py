@@ -1,10 +1,10 @@
-"""create_optimizer: BERT's schedule and weight-decay exclusions, also after a .keras round trip."""
+"""create_optimizer: BERT's schedule and weight-decay exclusions (also after a .keras round trip); LAMB as the paper has it."""
 
 import keras
 import numpy as np
 import pytest
 
-from harness import tiny_backbone
+from harness import random_bert_inputs, tiny_backbone
 from keras_bert import BertPretrainer, create_optimizer
 from keras_bert.optimizers import WarmupSchedule
 
@@ -44,3 +44,109 @@ def test_rejects_unknown_optimizer_and_bad_steps():
         create_optimizer("sgd")
     with pytest.raises(ValueError, match="total_steps=5, warmup_steps=10"):
         create_optimizer(warmup_steps=10, total_steps=5)
+
+
+# ----------------------------------------------------------------------------- LAMB
+def _paper_lamb(weights, gradient_steps, excluded, peak, warmup_steps, total_steps, weight_decay, clipnorm, epsilon):
+    """LAMB (You et al. 2019, Algorithm 2) in float64 numpy, step by step, as the paper writes it.
+
+    Per step t (from 1): the gradients are clipped to a global norm of
+    `clipnorm`; Adam's moments with bias correction give r = m_hat /
+    (sqrt(v_hat) + epsilon); a decayed variable adds weight_decay * w to r
+    and scales it by the trust ratio ||w|| / ||r|| (1 where a norm is 0); the
+    `excluded` variables take r as it is. The rate rises linearly over
+    `warmup_steps` (step s, from 0: peak * (s + 1) / warmup_steps), then falls
+    linearly to 0 at `total_steps`.
+    """
+    beta_1, beta_2 = 0.9, 0.999
+    w = {name: np.asarray(value, np.float64) for name, value in weights.items()}
+    m = {name: np.zeros_like(value) for name, value in w.items()}
+    v = {name: np.zeros_like(value) for name, value in w.items()}
+    for s, gradients in enumerate(gradient_steps):
+        t = s + 1
+        if s < warmup_steps:
+            rate = peak * (s + 1) / warmup_steps
+        else:
+            rate = peak * (1 - (s - warmup_steps) / (total_steps - warmup_steps))
+        norm = np.sqrt(sum(np.sum(np.square(g)) for g in gradients.values()))
+        scale = min(1.0, clipnorm / norm) if norm > 0 else 1.0
+        for name, g in gradients.items():
+            g = np.asarray(g, np.float64) * scale
+            m[name] = beta_1 * m[name] + (1 - beta_1) * g
+            v[name] = beta_2 * v[name] + (1 - beta_2) * g * g
+            r = (m[name] / (1 - beta_1**t)) / (np.sqrt(v[name] / (1 - beta_2**t)) + epsilon)
+            if name not in excluded:
+                r = r + weight_decay * w[name]
+                w_norm, r_norm = np.linalg.norm(w[name]), np.linalg.norm(r)
+                r = r * (w_norm / r_norm if w_norm > 0 and r_norm > 0 else 1.0)
+            w[name] = w[name] - rate * r
+    return w
+
+
+def _run_lamb(optimizer, weights, gradient_steps):
+    variables = {name: keras.Variable(value, name=name) for name, value in weights.items()}
+    order = list(weights)
+    for gradients in gradient_steps:
+        optimizer.apply([keras.ops.convert_to_tensor(gradients[n]) for n in order], [variables[n] for n in order])
+    return {name: keras.ops.convert_to_numpy(variable) for name, variable in variables.items()}
+
+
+def test_lamb_steps_equal_the_paper_computed_in_numpy():
+    """Four steps with warmup, decay and clipping; a decayed kernel, excluded bias/gamma/beta, and a zero kernel.
+
+    The zero kernel (||w|| = 0 at the first step) takes the unscaled step.
+    `keras.optimizers.Lamb` (what BertLamb was before) decays the weights
+    outside the update and gives every variable a trust ratio: with the same
+    exclusions, in this setting its kernel ends 9.2e-3 and its bias 9.4e-2
+    away from the paper's (measured on all three backends); this
+    implementation, 1.6e-7.
+    """
+    rng = np.random.default_rng(0)
+    weights = {"kernel": rng.normal(size=(4, 3)), "bias": rng.normal(size=(3,)) * 0.1,
+               "gamma": 1 + rng.normal(size=(3,)) * 0.1, "beta": np.zeros(3), "zero_kernel": np.zeros((3, 2))}
+    weights = {name: value.astype("float32") for name, value in weights.items()}
+    # Gradients of norm ~4 (clipped to 1) and ~0.04 (not clipped), with signs that change between steps.
+    gradient_steps = [{name: (rng.normal(size=value.shape) * scale).astype("float32") for name, value in weights.items()}
+                      for scale in (1.0, 0.01, 1.0, 0.01)]
+    settings = dict(peak=0.05, warmup_steps=2, total_steps=6, weight_decay=0.1)
+    optimizer = create_optimizer("lamb", learning_rate=settings["peak"], warmup_steps=2, total_steps=6, weight_decay=0.1)
+    actual = _run_lamb(optimizer, weights, gradient_steps)
+    expected = _paper_lamb(
+        weights, gradient_steps, excluded={"bias", "gamma", "beta"}, clipnorm=1.0, epsilon=1e-6, **settings
+    )
+    for name in weights:
+        assert not np.allclose(expected[name], weights[name], atol=1e-3), f"{name} hardly moved: the test shows nothing"
+        np.testing.assert_allclose(actual[name], expected[name], atol=1e-6, rtol=1e-5, err_msg=name)
+
+
+def test_lamb_without_weight_decay_leaves_a_variable_with_zero_gradients_unchanged():
+    """||w|| > 0 but ||r|| = 0: the trust ratio is 1 (not w/0 = inf, which would make inf * 0 = NaN)."""
+    weights = {"kernel": np.ones((2, 2), "float32"), "other_kernel": np.full((3,), 0.5, "float32")}
+    gradients = {"kernel": np.zeros((2, 2), "float32"), "other_kernel": np.array([0.3, -0.2, 0.1], "float32")}
+    optimizer = create_optimizer("lamb", learning_rate=0.1, weight_decay=0.0, global_clipnorm=None)
+    actual = _run_lamb(optimizer, weights, [gradients, gradients])
+    np.testing.assert_array_equal(actual["kernel"], weights["kernel"])
+    expected = _paper_lamb(weights, [gradients, gradients], excluded=(), peak=0.1, warmup_steps=0, total_steps=np.inf,
+                           weight_decay=0.0, clipnorm=np.inf, epsilon=1e-6)
+    np.testing.assert_allclose(actual["other_kernel"], expected["other_kernel"], atol=1e-6)
+
+
+def test_lamb_trains_a_tiny_classifier():
+    """LAMB fits a task that needs the tokens: the label says whether the second token is in the vocabulary's lower half.
+
+    60 full-batch steps on 32 examples; the embedding gradient is sparse on
+    TensorFlow (IndexedSlices), dense elsewhere. Measured final loss (from
+    0.69): 0.115 TensorFlow, 0.096 JAX, 0.126 torch.
+    """
+    from keras_bert import BertClassifier
+
+    vocabulary_size = 40
+    x = random_bert_inputs(32, 8, vocabulary_size, seed=1, pad_last=0)
+    y = (x["token_ids"][:, 1] < vocabulary_size // 2).astype("int32")
+    model = BertClassifier(tiny_backbone(vocabulary_size=vocabulary_size, max_sequence_length=8), num_classes=2, dropout=0.0)
+    model.compile(optimizer=create_optimizer("lamb", learning_rate=0.05, warmup_steps=5, total_steps=80))
+    history = model.fit(x, y, batch_size=32, epochs=60, shuffle=False, verbose=0).history
+    print(f"LAMB on {keras.backend.backend()}: loss {history['loss'][0]:.3f} -> {history['loss'][-1]:.3f}, "
+          f"accuracy {history['accuracy'][-1]:.3f}")
+    assert history["loss"][-1] < 0.3 * history["loss"][0]
+    assert history["accuracy"][-1] >= 0.9

@@ -12,6 +12,8 @@ import json
 import os
 
 from keras_bert.cli.errors import UserError
+from keras_bert.cli.pretrain import mesh_shape
+from keras_bert.distribution import STRATEGIES
 from keras_bert.jobs.finetune import finetune
 from keras_bert.tasks import CLI_NAMES, TASKS
 
@@ -55,13 +57,35 @@ def add_finetune_arguments(parser):
                         help="start over in an --out folder that holds an earlier run (its checkpoints are deleted)")
     parser.add_argument("--resume", action="store_true",
                         help="continue from the last checkpoint in --out (one is written at every epoch end)")
+    parser.add_argument("--no-tensorboard", action="store_true", help="write no TensorBoard logs to --out/logs")
+    group = parser.add_argument_group("with --eval: best epoch and early stopping")
+    group.add_argument("--monitor", default="val_loss",
+                       help="validation metric that picks the best epoch: val_loss (smaller is better), or e.g. "
+                            "val_accuracy (larger is better)")
+    group.add_argument("--early-stopping-patience", type=int, metavar="N",
+                       help="stop after N epochs without a better --monitor")
+    group.add_argument("--keep-last-epoch", action="store_true",
+                       help="model.keras is the last epoch's, not the best epoch's (the default with --eval)")
+    group = parser.add_argument_group("distribution (as `keras-bert pretrain`)")
+    group.add_argument(
+        "--strategy", choices=STRATEGIES, default="none",
+        help="mirrored / multi-worker (TF_CONFIG) / tpu on KERAS_BACKEND=tensorflow; data-parallel / "
+        "model-parallel on KERAS_BACKEND=jax; torch trains on one device. --batch-size is the global batch.",
+    )
+    group.add_argument("--mesh", type=mesh_shape, help="model-parallel device mesh DATAxMODEL, e.g. 2x2")
+    group.add_argument("--tpu", help="--strategy tpu: 'local' (default: Colab, TPU VMs) or a TPU name/address")
     group = parser.add_argument_group("classify / regress / multiple-choice files")
     group.add_argument("--format", choices=["tsv", "csv", "jsonl"], help="default: from the file extension")
     group.add_argument("--no-header", action="store_true",
                        help="TSV/CSV without a header row: columns are 0-based numbers")
     group.add_argument("--text-column", default="sentence")
     group.add_argument("--pair-column", help="second text of sentence pairs")
-    group.add_argument("--label-column", default="label")
+    group.add_argument(
+        "--label-column", default="label",
+        help="classify: a class name per row (any text or integer; the classes are the training file's distinct "
+             "labels, sorted, numerically if all are integers; with two, F1 is reported for the second, e.g. "
+             "'positive' of negative/positive or 1 of 0/1); regress: a real number",
+    )
     group.add_argument("--window-stride", type=int,
                        help="split long single texts into windows every N tokens (default half a window; 0 truncates)")
     group = parser.add_argument_group("ner (CoNLL files)")
@@ -136,8 +160,16 @@ def run_finetune(args):
         length_buckets=args.length_buckets,
         resume=args.resume,
         overwrite=args.overwrite,
+        tensorboard=not args.no_tensorboard,
+        monitor=args.monitor,
+        early_stopping_patience=args.early_stopping_patience,
+        select_best=not args.keep_last_epoch,
+        strategy=args.strategy,
+        mesh_shape=args.mesh,
+        tpu=args.tpu,
     )
     if args.quiet:
         shown = {k: round(v, 4) if isinstance(v, float) else v for k, v in summary["metrics"].items() if k != "per_type"}
-        print(json.dumps({"held_out": shown, "model": os.path.join(args.out, "model.keras")}))
+        print(json.dumps({"held_out": shown, "best_epoch": summary["best_epoch"],
+                          "model": os.path.join(args.out, "model.keras")}))
     return 0

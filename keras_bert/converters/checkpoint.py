@@ -35,10 +35,11 @@ from keras_bert.run_folders import read_run_folder
 
 HUB_SCHEME = "hf://"
 
-# What a hub download fetches: configs, safetensors and the vocabulary
-# (`pytorch_model.bin` only when a repository has no safetensors).
+# What a hub download fetches: configs (shard indexes among them), safetensors
+# and the vocabulary; `pytorch_model.bin`, or its shards
+# `pytorch_model-00001-of-00003.bin`, ..., only when a repository has no safetensors.
 _HUB_PATTERNS = ["*.json", "*.safetensors", "vocab.txt"]
-_HUB_FALLBACK_PATTERNS = ["*.json", "pytorch_model.bin*", "vocab.txt"]
+_HUB_FALLBACK_PATTERNS = ["*.json", "pytorch_model*.bin", "vocab.txt"]
 
 FORMATS = {"hf": "Hugging Face folder", "tf1": "Google TF1 checkpoint", "keras": ".keras file"}
 

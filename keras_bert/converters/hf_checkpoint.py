@@ -97,9 +97,15 @@ def read_hf_weights(path):
     """All tensors of the checkpoint in `path` as numpy arrays, under canonical names.
 
     Canonical names drop the `bert.` prefix of the task models and spell
-    LayerNorm parameters `weight`/`bias`.
+    LayerNorm parameters `weight`/`bias`. A sharded checkpoint (an
+    `*.index.json` beside its shards, as `save_pretrained(max_shard_size=...)`
+    writes it) is read shard by shard.
+
+    Raises:
+        FileNotFoundError: a shard the index names is not in `path`.
+        ValueError: no weights file; an index or shard that cannot be read, or
+            a shard that lacks a tensor its index places there.
     """
-    tensors = {}
     for filename, reader in (
         ("model.safetensors", _read_safetensors),
         ("model.safetensors.index.json", _read_safetensors),
@@ -109,17 +115,50 @@ def read_hf_weights(path):
         file = os.path.join(path, filename)
         if not os.path.exists(file):
             continue
-        if filename.endswith(".index.json"):
-            with open(file, encoding="utf-8") as f:
-                shards = sorted(set(json.load(f)["weight_map"].values()))
-            for shard in shards:
-                tensors.update(reader(os.path.join(path, shard)))
-        else:
-            tensors = reader(file)
-        break
-    else:
-        raise ValueError(f"{path} has no weights file (looked for {', '.join(WEIGHT_FILES)}).")
-    return canonicalize_names(tensors)
+        tensors = _read_shards(file, reader) if filename.endswith(".index.json") else reader(file)
+        return canonicalize_names(tensors)
+    raise ValueError(f"{path} has no weights file (looked for {', '.join(WEIGHT_FILES)}).")
+
+
+def _read_shard_index(index_file):
+    """`{shard file name: [tensor names]}` of a sharded checkpoint's index file, in shard order."""
+    try:
+        with open(index_file, encoding="utf-8") as f:
+            weight_map = json.load(f)["weight_map"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
+        raise ValueError(f"Cannot read the shard index {index_file} (a JSON object with a 'weight_map'): {error!r}") from None
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+        raise ValueError(f"{index_file}: 'weight_map' must map tensor names to shard file names.")
+    shards = {}
+    for name, shard in weight_map.items():
+        shards.setdefault(shard, []).append(name)
+    return dict(sorted(shards.items()))
+
+
+def _read_shards(index_file, reader):
+    """The tensors of every shard that `index_file` names, each checked against the index."""
+    folder = os.path.dirname(index_file)
+    shards = _read_shard_index(index_file)
+    missing = [shard for shard in shards if not os.path.isfile(os.path.join(folder, shard))]
+    if missing:
+        held = sum(len(shards[shard]) for shard in missing)
+        raise FileNotFoundError(
+            f"{folder} is a sharded checkpoint whose index {os.path.basename(index_file)} names {len(shards)} shards; "
+            f"missing: {', '.join(missing)} ({held} of {sum(map(len, shards.values()))} tensors, e.g. "
+            f"{shards[missing[0]][0]}). Download or copy every shard into the folder."
+        )
+    tensors = {}
+    for shard, names in shards.items():
+        file = os.path.join(folder, shard)
+        found = reader(file)
+        absent = [name for name in names if name not in found]
+        if absent:
+            raise ValueError(
+                f"{file} lacks {len(absent)} tensors that {os.path.basename(index_file)} places there, e.g. "
+                f"{absent[0]} (a shard of another save?)."
+            )
+        tensors.update(found)
+    return tensors
 
 
 def canonicalize_names(tensors):

@@ -30,7 +30,31 @@ Output folder:
     logs/                 TensorBoard logs (unless tensorboard=False)
     finetune.json         job arguments (the task by its registry name), backbone config, data counts,
                           metrics, timings
-    checkpoints/          a resumable checkpoint at every epoch end (`--resume` continues from it)
+    checkpoints/          a resumable checkpoint at every epoch end (`--resume` continues from it): the
+                          last epoch's weights; with --eval also the best epoch's (best.weights.h5, best.json)
+
+With a held-out file, every epoch is scored on it; `model.keras` holds the
+best epoch by `monitor` (val_loss by default), `early_stopping_patience` ends
+the run after that many epochs without a better one, and finetune.json and the
+printout name the best epoch, its value, and whether the run stopped early.
+
+Task options (`**task_options` of `finetune`; every task's are accepted and
+each task reads its own, see `keras_bert.jobs.finetune_tasks`):
+    classifier / regressor: `text_column` ("sentence"), `pair_column`,
+        `label_column` ("label"), `format`, `header` (True) (see
+        `read_classification_data`), `window_stride` (single texts longer
+        than the sequence are split into windows starting every
+        `window_stride` tokens, eval logits averaged per text; default half
+        a window; 0 truncates);
+    token_classifier: `word_column` (0), `tag_column` (-1) (see `read_conll`);
+    question_answerer: `doc_stride` (128), `max_query_length` (64),
+        `max_answer_length` (30), `n_best_size` (20), `allow_no_answer`
+        (default: whether the training data has unanswerable questions),
+        `null_score_diff_threshold` (0.0), `on_mismatch` ("raise") (see
+        `squad_features`, `decode_answers`, `read_squad`);
+    multiple_choice: `context_column` ("sent1"), `question_column`
+        ("sent2"), `choice_columns`, and `label_column`, `format`, `header`
+        as above (see `read_multiple_choice`).
 """
 
 import collections
@@ -41,6 +65,9 @@ import warnings
 
 import keras
 
+from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy, strategy_scope
+from keras_bert.jobs.best_epoch import WEIGHTS_FILE as BEST_WEIGHTS_FILE
+from keras_bert.jobs.best_epoch import BestEpoch, read_best_record
 from keras_bert.jobs.checkpointing import write_atomic_text
 from keras_bert.jobs.initial_backbone import load_init
 from keras_bert.jobs.runner import JobRunner
@@ -50,7 +77,7 @@ from keras_bert.tasks import TASKS, get_task
 # Job arguments a resumed run must share with the checkpoint's run: anything
 # else would silently continue a different training.
 _RESUME_KEYS = ("task", "train", "batch_size", "epochs", "steps", "learning_rate", "warmup_steps", "weight_decay",
-                "seed", "sequence_length", "length_buckets", "freeze_backbone")
+                "seed", "sequence_length", "length_buckets", "freeze_backbone", "monitor")
 # Held-out reports of an earlier run, removed when this run has no --eval file.
 _EVAL_FILES = ("metrics.json", "eval_predictions.jsonl", "predictions.json")
 
@@ -59,8 +86,8 @@ def finetune(
     task, init, train, output_dir, eval=None, vocab=None, lowercase=None,
     sequence_length=None, batch_size=32, epochs=3, learning_rate=3e-5, warmup_ratio=0.1, weight_decay=0.01,
     dropout=0.1, freeze_backbone=False, seed=0, verbose=1, callbacks=(), length_buckets=None, resume=False,
-    overwrite=False,
-    tensorboard=True, **task_options,
+    overwrite=False, tensorboard=True, strategy=None, mesh_shape=None, tpu=None,
+    monitor="val_loss", early_stopping_patience=None, select_best=True, **task_options,
 ):
     """Fine-tunes a BERT task model on labelled files and evaluates it.
 
@@ -77,15 +104,13 @@ def finetune(
             128 otherwise, or the backbone's `max_sequence_length` if shorter).
         batch_size, epochs: as in `fit` (BERT: 32, 2-4). Training uses full
             batches only; the shuffle differs every epoch, so a left-out remainder
-            differs too.
-        learning_rate: peak rate (BERT: 2e-5 .. 5e-5).
+            differs too. `batch_size` is the global batch, split evenly across
+            the data-parallel replicas of `strategy`.
+        learning_rate, weight_decay: AdamW's peak rate (BERT: 2e-5 .. 5e-5) and decoupled decay.
         warmup_ratio: fraction of the steps with linear warmup; then linear decay to 0.
-        weight_decay: AdamW's decoupled decay.
-        dropout: dropout of the backbone and the head (BERT: 0.1).
-        freeze_backbone: train the head only.
+        dropout: dropout of the backbone and the head (BERT: 0.1). freeze_backbone: train the head only.
         seed: seeds weights, dropout and shuffling.
-        verbose: 1 for a progress bar and a summary, 0 for silence.
-        callbacks: extra Keras callbacks.
+        verbose: 1 for a progress bar and a summary, 0 for silence. callbacks: extra Keras callbacks.
         length_buckets: optional sequence lengths, e.g. `[16, 32, 48]`: training
             batches group texts of similar length and drop the padding beyond
             them (see `TaskFeatures.dataset`); not for multiple choice.
@@ -95,28 +120,25 @@ def finetune(
         overwrite: start afresh in an `output_dir` that holds an earlier run; without
             it (or `resume`) such a folder is refused with FileExistsError.
         tensorboard: write TensorBoard logs to `output_dir/logs`.
-        **task_options: how the files are read and the task decoded; every
-            task's options are accepted and each task reads its own (see
-            `keras_bert.jobs.finetune_tasks`):
-            classifier / regressor: `text_column` ("sentence"), `pair_column`,
-            `label_column` ("label"), `format`, `header` (True) (see
-            `read_classification_data`), `window_stride` (single texts longer
-            than the sequence are split into windows starting every
-            `window_stride` tokens, eval logits averaged per text; default half
-            a window; 0 truncates);
-            token_classifier: `word_column` (0), `tag_column` (-1) (see `read_conll`);
-            question_answerer: `doc_stride` (128), `max_query_length` (64),
-            `max_answer_length` (30), `n_best_size` (20), `allow_no_answer`
-            (default: whether the training data has unanswerable questions),
-            `null_score_diff_threshold` (0.0), `on_mismatch` ("raise") (see
-            `squad_features`, `decode_answers`, `read_squad`);
-            multiple_choice: `context_column` ("sent1"), `question_column`
-            ("sent2"), `choice_columns`, and `label_column`, `format`, `header`
-            as above (see `read_multiple_choice`).
+        strategy, mesh_shape, tpu: distribution, as `keras_bert.jobs.pretrain.pretrain`
+            takes them: None, a name of `keras_bert.distribution.STRATEGIES`
+            ("mirrored", "multi-worker", "tpu" on TensorFlow; "data-parallel",
+            "model-parallel" with a (data, model) `mesh_shape` on JAX), or a
+            strategy / distribution object. Only the chief writes to `output_dir`.
+        monitor: the validation metric that picks the best epoch (with `eval`):
+            a key of `fit`'s epoch logs, "val_loss" (smaller is better) or e.g.
+            "val_accuracy" (larger is better; see `best_epoch.default_mode`).
+        early_stopping_patience: stop after this many epochs without a better `monitor` (needs `eval`).
+        select_best: with `eval`, `model.keras` (and the held-out metrics) are
+            the best epoch's by `monitor`; the last epoch's weights stay in
+            `checkpoints/` for `resume`. False keeps the last epoch's.
+        **task_options: how the files are read and the task decoded (see the module docstring).
 
     Returns:
         dict with `metrics` (held-out, when `eval`), `history`, data `counts`,
-        `train_seconds`, `wall_seconds`, `output_dir`, `resumed_from_step`.
+        `best_epoch` (with `eval`: epoch, step, monitor, value, epochs_run,
+        stopped_early; else None), `train_seconds`, `wall_seconds`,
+        `output_dir`, `resumed_from_step`.
 
     Raises:
         TypeError: a keyword that is no argument and no task option.
@@ -124,10 +146,13 @@ def finetune(
     started = time.time()
     spec = get_task(task)
     train, eval, output_dir = os.fspath(train), eval and os.fspath(eval), os.fspath(output_dir)
-    _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_buckets)
+    _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_buckets, monitor, early_stopping_patience)
+    # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures the runtime when it is created.
+    distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
     options = _task_options(task_options)
     keras.utils.set_random_seed(seed)
-    backbone, tokenizer, source = load_init(init, vocab=vocab, lowercase=lowercase, dropout=dropout)
+    with strategy_scope(distributed):  # the backbone's variables become the model's: made distributed
+        backbone, tokenizer, source = load_init(init, vocab=vocab, lowercase=lowercase, dropout=dropout)
     sequence_length = _sequence_length(spec, sequence_length, backbone)
     handler = _task_job(spec, options, sequence_length, dropout)
     if verbose:
@@ -141,28 +166,30 @@ def finetune(
         warmup_ratio=warmup_ratio, warmup_steps=schedule.warmup_steps, steps=schedule.steps, weight_decay=weight_decay,
         dropout=dropout, freeze_backbone=freeze_backbone, seed=seed,
         length_buckets=list(length_buckets) if length_buckets else None, backend=keras.backend.backend(),
+        **_distribution_record(strategy, mesh_shape, schedule.batch_size, distributed),
+        monitor=monitor if eval else None, early_stopping_patience=early_stopping_patience,
+        select_best=bool(select_best and eval),
         **{k: v for k, v in options.items() if k not in ("sequence_length", "dropout", "read_stats")},
     )
     runner = JobRunner(
-        output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, upgrade_record=_upgrade_record,
-        tensorboard=tensorboard, callbacks=callbacks, verbose=verbose,
+        output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, strategy=distributed,
+        upgrade_record=_upgrade_record, tensorboard=tensorboard, callbacks=callbacks, verbose=verbose,
     )
-    optimizer = dict(
-        learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=schedule.warmup_steps,
-        total_steps=schedule.steps,
-    )
+    optimizer = dict(learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=schedule.warmup_steps,
+                     total_steps=schedule.steps)
     model = runner.build_or_resume(lambda: _new_model(handler, backbone, freeze_backbone, optimizer))
 
     fit_started = time.time()
-    validation = eval_features.dataset(batch_size) if eval_features is not None else None
-    history = _fit(runner, model, train_features, validation, schedule, epochs, seed, length_buckets)
+    best = _best_epoch_callback(runner, job, schedule)
+    history = _fit(runner, model, train_features, eval_features, schedule, batch_size, best, length_buckets)
     train_seconds = time.time() - fit_started
+    best_epoch = _select_best(runner, model, best, job)
     metrics = _evaluate(runner, spec, handler, model, eval_features, eval_examples, batch_size)
     runner.save(model, tokenizer.get_vocabulary())
     if handler.label_names is not None:
         runner.write_json("labels.json", handler.label_names)
     summary = dict(
-        metrics=metrics, history=history, counts=counts, train_seconds=round(train_seconds, 1),
+        metrics=metrics, history=history, counts=counts, best_epoch=best_epoch, train_seconds=round(train_seconds, 1),
         wall_seconds=round(time.time() - started, 1), output_dir=output_dir, resumed_from_step=runner.start_step,
     )
     if options.get("read_stats"):
@@ -172,13 +199,13 @@ def finetune(
         {"job": job, "backbone": model.backbone.get_config(), "label_names": handler.label_names, **summary},
     )
     runner.finish()
-    if verbose:
-        _report(summary, runner.path("model.keras"))
+    if verbose and runner.chief:
+        _report(summary, os.path.join(output_dir, "model.keras"), epochs)
     return summary
 
 
 # --------------------------------------------------------------------------- phases
-def _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_buckets):
+def _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_buckets, monitor, patience):
     """Raises on arguments that would fail later, before any work is done."""
     for name, value in (("epochs", epochs), ("batch_size", batch_size)):
         if not isinstance(value, int) or value < 1:
@@ -189,9 +216,31 @@ def _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_bucket
         raise ValueError("--length-buckets does not apply to multiple choice (one length for all choices).")
     if length_buckets and not all(isinstance(b, int) and b > 0 for b in length_buckets):
         raise ValueError(f"`length_buckets` must be positive ints. Received: length_buckets={length_buckets!r}")
+    if patience is not None and (not isinstance(patience, int) or patience < 1):
+        raise ValueError(f"`early_stopping_patience` must be a positive int. Received: {patience!r}")
+    if patience is not None and not eval:
+        raise ValueError("--early-stopping-patience watches a validation metric: it needs an --eval file.")
+    if not (isinstance(monitor, str) and monitor.startswith("val_")):
+        raise ValueError(
+            f"`monitor` must be a validation metric such as 'val_loss' or 'val_accuracy'. Received: {monitor!r}"
+        )
     for path, flag in ((train, "--train"), (eval, "--eval")):
         if path is not None and not os.path.isfile(path):
             raise FileNotFoundError(f"{flag}: no such file: {path}")
+
+
+def _distribution_record(strategy, mesh_shape, train_batch_size, distributed):
+    """What the job record says of the distribution, after checking that the training batch splits evenly."""
+    replicas = data_parallel_size(distributed)
+    if train_batch_size % replicas:
+        raise ValueError(
+            f"`batch_size` is the global batch and must split evenly over the {replicas} data-parallel replicas. "
+            f"Received: a training batch of {train_batch_size}"
+        )
+    return dict(
+        strategy=strategy if strategy is None or isinstance(strategy, str) else type(strategy).__name__,
+        mesh_shape=list(mesh_shape) if mesh_shape else None, data_parallel_size=replicas,
+    )
 
 
 def _task_options(given):
@@ -273,27 +322,80 @@ def _new_model(handler, backbone, freeze_backbone, optimizer):
     return model
 
 
-def _fit(runner, model, train_features, validation, schedule, epochs, seed, length_buckets):
+def _best_epoch_callback(runner, job, schedule):
+    """The `BestEpoch` of a run with a held-out file (run before each epoch's checkpoint), else None."""
+    if not job["eval"]:
+        return None
+    best = BestEpoch(
+        runner.path("checkpoints"), job["monitor"], schedule.steps_per_epoch, patience=job["early_stopping_patience"],
+        resume=runner.start_step > 0,
+    )
+    runner.before_checkpoint.append(best)
+    return best
+
+
+def _stopped_before(runner, best, schedule):
+    """Whether the checkpoint resumed from is where the run stopped early (with today's patience)."""
+    if best is None or best.patience is None or runner.start_step == 0:
+        return False
+    record = read_best_record(best.directory)
+    return (
+        record is not None and record["last_epoch"] * schedule.steps_per_epoch == runner.start_step
+        and record["last_epoch"] - record["epoch"] >= best.patience
+    )
+
+
+def _fit(runner, model, train_features, eval_features, schedule, batch_size, best, length_buckets):
     """Trains `model` from `runner.start_step` to the end; returns the history of the epochs run now."""
+    if _stopped_before(runner, best, schedule):
+        if runner.verbose:
+            print(f"The checkpoint's run stopped early (no better {best.monitor} for {best.patience} epochs): "
+                  "nothing left to train.")
+        return {}
     # One seeded stream of batches for the whole run: a resumed run skips the
     # batches already trained on and sees the same ones after them.
     train_data = train_features.dataset(
-        schedule.batch_size, shuffle=True, seed=seed, drop_remainder=True, length_buckets=length_buckets, repeat=True,
+        schedule.batch_size, shuffle=True, seed=runner.job["seed"], drop_remainder=True, length_buckets=length_buckets,
+        repeat=True,
     ).skip(runner.start_step)
+    validation = eval_features.dataset(batch_size) if eval_features is not None else None
     # On JAX and torch, `fit` builds an unbuilt compiled loss and metrics from
     # a batch it takes off its own iterator, and with `steps_per_epoch` that
     # batch is never trained on; a fresh model has them unbuilt, a resumed one
     # not, so the two runs would be a batch apart. Building them here, from a
     # batch outside the training stream, keeps both on the same batches.
-    model._symbolic_build(data_batch=next(iter(train_features.dataset(schedule.batch_size).take(1))))
+    with strategy_scope(runner.strategy):
+        model._symbolic_build(data_batch=next(iter(train_features.dataset(schedule.batch_size).take(1))))
+    if runner.strategy is not None and keras.backend.backend() == "tensorflow":
+        # Under a tf.distribute strategy Keras' `fit` builds once more, from a batch of a first iterator of the
+        # training data; that iterator shares the reshuffling shuffle's seed state with the one that trains, and its
+        # prefetching advances it by a timing-dependent amount (seen with two workers: another first batch on every
+        # run, the workers' halves of a global batch overlapping). The model is built: skip that build.
+        model._maybe_symbolic_build = lambda iterator=None, data_batch=None: None
     with warnings.catch_warnings():
         # The pooler is unused by the token classifier and question answerer
         # (as in BERT); Keras warns that it gets no gradient.
         warnings.filterwarnings("ignore", message="Gradients do not exist for variables")
         return runner.fit(
-            model, train_data, epochs=epochs, steps_per_epoch=schedule.steps_per_epoch, validation_data=validation,
-            shuffle=False,  # the dataset reshuffles itself every pass
+            model, prepare_dataset(train_data, runner.strategy), epochs=runner.job["epochs"],
+            steps_per_epoch=schedule.steps_per_epoch, shuffle=False,  # the dataset reshuffles itself every pass
+            validation_data=None if validation is None else prepare_dataset(validation, runner.strategy),
         )
+
+
+def _select_best(runner, model, best, job):
+    """The best epoch's record (None without a held-out file); with `select_best`, its weights go into `model`."""
+    record = read_best_record(best.directory) if best is not None else None
+    if record is None:
+        return None
+    if job["select_best"] and record["epoch"] != record["last_epoch"]:
+        with strategy_scope(runner.strategy):
+            model.load_weights(os.path.join(best.directory, BEST_WEIGHTS_FILE))
+    return {
+        "epoch": record["epoch"], "step": record["step"], "monitor": record["monitor"], "value": record["value"],
+        "epochs_run": record["last_epoch"], "stopped_early": record["stopped_early"],
+        "model_keras": "best epoch" if job["select_best"] else "last epoch",
+    }
 
 
 def _evaluate(runner, spec, handler, model, eval_features, eval_examples, batch_size):
@@ -304,7 +406,8 @@ def _evaluate(runner, spec, handler, model, eval_features, eval_examples, batch_
             if os.path.exists(runner.path(name)):
                 os.remove(runner.path(name))
         return {}
-    metrics, predictions = handler.evaluate(model, eval_features, eval_examples, batch_size)
+    with strategy_scope(runner.strategy):  # keras.distribution (JAX) predicts on the model's devices in its scope
+        metrics, predictions = handler.evaluate(model, eval_features, eval_examples, batch_size)
     if spec.name == "question_answerer":
         official = {p["id"]: p["prediction"] for p in predictions}  # the official eval script's input
         runner.write_json("predictions.json", official)
@@ -314,8 +417,32 @@ def _evaluate(runner, spec, handler, model, eval_features, eval_examples, batch_
     return metrics
 
 
-def _report(summary, model_path):
-    metrics = summary["metrics"]
-    shown = {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k != "per_type"}
-    print(f"held-out {shown}" if metrics else "no --eval file: no held-out metrics")
-    print(f"saved {model_path} ({summary['train_seconds']} s training)")
+def _report(summary, model_path, epochs):
+    print(_held_out_text(summary["metrics"]))
+    best = summary["best_epoch"]
+    if best is not None:
+        waited = best["epochs_run"] - best["epoch"]
+        stopped = (f"; stopped early after epoch {best['epochs_run']} of {epochs} ({waited} epochs without a better "
+                   f"{best['monitor']})" if best["stopped_early"] else "")
+        print(f"best epoch {best['epoch']} by {best['monitor']} {best['value']:.4f}{stopped}")
+    which = ""
+    if best is not None and best["model_keras"] == "best epoch":
+        which = f" (epoch {best['epoch']}, the best; the last epoch's weights are in checkpoints/ for --resume)"
+    print(f"saved {model_path}{which} ({summary['train_seconds']} s training)")
+
+
+def _held_out_text(metrics):
+    """The held-out line: for a classifier, accuracy against the majority-class baseline and which F1 it is."""
+    if not metrics:
+        return "no --eval file: no held-out metrics"
+    if "majority_class_accuracy" not in metrics:
+        shown = {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k != "per_type"}
+        return f"held-out {shown}"
+    parts = [
+        f"accuracy {metrics['accuracy']:.4f} (majority-class baseline {metrics['majority_class_accuracy']:.4f}: "
+        f"always {metrics['majority_class']!r}, the training labels' most frequent)"
+    ]
+    if "f1" in metrics:
+        parts.append(f"F1 of the positive class {metrics['f1_class']!r} {metrics['f1']:.4f}")
+    parts.append(f"macro F1 (unweighted mean over the classes) {metrics['macro_f1']:.4f}")
+    return "held-out " + ", ".join(parts)

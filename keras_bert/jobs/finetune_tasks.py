@@ -52,6 +52,8 @@ class FinetuneTaskJob(abc.ABC):
     Attributes:
         label_names: the label (or tag) names in id order, set by the
             training data's features; None for tasks without names.
+        majority_class: the classifier's most frequent training label id
+            (ties: the first), set by the training data's features.
     """
 
     OPTIONS = {}
@@ -59,6 +61,7 @@ class FinetuneTaskJob(abc.ABC):
     def __init__(self, options):
         self.options = options
         self.label_names = None
+        self.majority_class = None
 
     @abc.abstractmethod
     def read(self, path):
@@ -112,6 +115,10 @@ class ClassifierJob(FinetuneTaskJob):
         )
         if training:
             self.label_names = features.info["label_names"]
+            if not self.regression:
+                # Counted per text, not per window: the baseline answers once per held-out text too.
+                ids, _ = encode_labels(examples, self.label_names)
+                self.majority_class = int(np.argmax(np.bincount(ids, minlength=len(self.label_names))))
         return features
 
     def model(self, backbone):
@@ -139,6 +146,11 @@ class ClassifierJob(FinetuneTaskJob):
         targets, _ = encode_labels(examples, self.label_names)
         predicted = np.argmax(logits, axis=-1)
         metrics = classification_metrics(targets, predicted, num_classes=len(self.label_names))
+        # The figure to beat: always answer the training labels' most frequent class.
+        metrics["majority_class"] = self.label_names[self.majority_class]
+        metrics["majority_class_accuracy"] = accuracy(targets, np.full_like(targets, self.majority_class))
+        if "f1" in metrics:  # two classes: the F1 of class 1, the second label name in sorted order
+            metrics["f1_class"] = self.label_names[1]
         probabilities = keras.ops.convert_to_numpy(keras.ops.softmax(logits))
         predictions = [
             {"text": e.text, **({"pair": e.pair} if e.pair is not None else {}), "label": self.label_names[t],

@@ -79,6 +79,11 @@ class JobRunner:
             checkpoint into today's spelling before the comparison.
         tensorboard: write TensorBoard logs to `output_dir/logs`.
         callbacks: extra Keras callbacks, run after the runner's own.
+        before_checkpoint: Keras callbacks whose epoch end must come before the
+            epoch's checkpoint is committed (e.g. one that records the best
+            epoch: a kill between the two then repeats the epoch instead of
+            losing its record). They may be given after construction too, as
+            `runner.before_checkpoint`, until `fit`.
         verbose: 1 says whether the run resumes; 0 is silent.
 
     Attributes:
@@ -98,6 +103,7 @@ class JobRunner:
         upgrade_record=None,
         tensorboard=True,
         callbacks=(),
+        before_checkpoint=(),
         verbose=1,
     ):
         self.output_dir = os.fspath(output_dir)
@@ -108,6 +114,7 @@ class JobRunner:
         self.upgrade_record = upgrade_record
         self.tensorboard = tensorboard
         self.callbacks = list(callbacks)
+        self.before_checkpoint = list(before_checkpoint)
         self.verbose = verbose
         self.checkpoint_dir = os.path.join(self.output_dir, "checkpoints")
         self.chief = is_chief()
@@ -197,6 +204,7 @@ class JobRunner:
             # The guard raises at the end of a non-finite step, before the
             # epoch-end checkpoint could save the broken weights.
             NonFiniteLossGuard(self.checkpoint_dir, steps_per_epoch),
+            *self.before_checkpoint,
             ResumableCheckpoint(self.path("checkpoints"), steps_per_epoch, extra={"job": self.job}),
             keras.callbacks.CSVLogger(self.path("history.csv"), append=self.start_step > 0),
             *self.callbacks,

@@ -55,13 +55,13 @@ def test_cli_pair_classification_end_to_end(init_files, tmp_path, capsys):
     ])
     assert run_finetune(args) == 0
     printed = capsys.readouterr().out.strip().splitlines()  # --quiet: no progress, one line of results
-    assert len(printed) == 1 and set(json.loads(printed[0])) == {"held_out", "model"}
+    assert len(printed) == 1 and set(json.loads(printed[0])) == {"held_out", "best_epoch", "model"}
     for name in ("model.keras", "vocab.txt", "labels.json", "metrics.json", "finetune.json", "history.csv",
                  "eval_predictions.jsonl"):
         assert (out / name).exists(), name
     assert json.loads((out / "labels.json").read_text()) == ["negative", "positive"]
     metrics = json.loads((out / "metrics.json").read_text())
-    assert set(metrics) == {"accuracy", "f1", "macro_f1"}
+    assert set(metrics) == {"accuracy", "f1", "f1_class", "macro_f1", "majority_class", "majority_class_accuracy"}
     job = json.loads((out / "finetune.json").read_text())
     assert job["metrics"] == metrics
     assert job["job"]["steps"] == 2 * 12 and job["job"]["warmup_steps"] == 2  # 400 // 32 full batches

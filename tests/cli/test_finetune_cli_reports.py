@@ -1,0 +1,102 @@
+"""`keras-bert finetune`'s held-out report: the majority-class baseline, which F1 it is, the best epoch; --help.
+
+The baseline is recomputed here from the files: the most frequent label of
+the training file, and the share of held-out rows that carry it.
+"""
+
+import collections
+import json
+
+import keras
+import pytest
+
+from harness import tiny_backbone
+from keras_bert.cli import main as cli
+from task_helpers import FIXTURES
+
+PLUMBING = "the report is job plumbing, the same on every backend (the heads train on every backend elsewhere)"
+
+
+def labels_of(path):
+    return [line.split("\t")[-1] for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+
+
+def majority_baseline(train, dev):
+    """(label, held-out share) of the training file's most frequent label."""
+    (label, count), (_, second) = collections.Counter(labels_of(train)).most_common(2)
+    assert count > second, "a tie would make the majority class a matter of tie-breaking"
+    held_out = labels_of(dev)
+    return label, held_out.count(label) / len(held_out)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reports")
+    keras.utils.set_random_seed(0)
+    tiny_backbone(max_sequence_length=16, num_layers=1).save(folder / "backbone.keras")
+    (folder / "vocab.txt").write_bytes((FIXTURES / "vocab.txt").read_bytes())
+    header, *rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
+    (folder / "train.tsv").write_text("\n".join([header, *rows[:48]]) + "\n", encoding="utf-8")
+    (folder / "dev.tsv").write_text("\n".join([header, *rows[200:240]]) + "\n", encoding="utf-8")
+    # Three classes: every third positive text becomes "mixed".
+    relabel = [f"{r.split(chr(9))[0]}\tmixed" if i % 3 == 0 and r.endswith("positive") else r for i, r in enumerate(rows)]
+    (folder / "train3.tsv").write_text("\n".join([header, *relabel[:48]]) + "\n", encoding="utf-8")
+    (folder / "dev3.tsv").write_text("\n".join([header, *relabel[200:240]]) + "\n", encoding="utf-8")
+    return folder
+
+
+def argv(files, train, dev, out, *extra):
+    return [
+        "finetune", "--task", "classify", "--init", str(files / "backbone.keras"), "--train", str(files / train),
+        "--eval", str(files / dev), "--sequence-length", "16", "--batch-size", "16", "--epochs", "2",
+        "--learning-rate", "3e-3", "--no-tensorboard", "--out", str(out), *extra,
+    ]
+
+
+@pytest.mark.only_backend("jax", reason=PLUMBING)
+def test_binary_report_gives_the_majority_baseline_and_the_f1_class(files, tmp_path, capsys):
+    assert cli(argv(files, "train.tsv", "dev.tsv", tmp_path / "run")) == 0
+    printed = capsys.readouterr().out
+    label, share = majority_baseline(files / "train.tsv", files / "dev.tsv")
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["majority_class"] == label and metrics["majority_class_accuracy"] == pytest.approx(share)
+    assert metrics["f1_class"] == "positive"  # of negative/positive, the second
+    assert f"(majority-class baseline {share:.4f}: always '{label}', the training labels' most frequent)" in printed
+    assert f"F1 of the positive class 'positive' {metrics['f1']:.4f}" in printed
+    assert f"macro F1 (unweighted mean over the classes) {metrics['macro_f1']:.4f}" in printed
+    best = json.loads((tmp_path / "run" / "finetune.json").read_text())["best_epoch"]
+    assert f"best epoch {best['epoch']} by val_loss {best['value']:.4f}" in printed
+    if best["epoch"] == 1:
+        assert "(epoch 1, the best; the last epoch's weights are in checkpoints/ for --resume)" in printed
+
+
+@pytest.mark.only_backend("jax", reason=PLUMBING)
+def test_quiet_multi_class_line_has_the_baseline_and_no_single_class_f1(files, tmp_path, capsys):
+    assert cli([*argv(files, "train3.tsv", "dev3.tsv", tmp_path / "run"), "--quiet"]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert len(printed) == 1
+    line = json.loads(printed[0])
+    label, share = majority_baseline(files / "train3.tsv", files / "dev3.tsv")
+    held_out = line["held_out"]
+    assert held_out["majority_class"] == label and held_out["majority_class_accuracy"] == pytest.approx(share, abs=1e-4)
+    assert "f1" not in held_out and "f1_class" not in held_out and "macro_f1" in held_out
+    assert json.loads((tmp_path / "run" / "labels.json").read_text()) == ["mixed", "negative", "positive"]
+    assert line["best_epoch"]["monitor"] == "val_loss" and line["best_epoch"]["epochs_run"] == 2
+
+
+def test_help_states_the_label_format_and_the_new_options(capsys):
+    with pytest.raises(SystemExit):
+        cli(["finetune", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "classify: a class name per row" in text and "with two, F1 is reported for the second" in text
+    for option in ("--strategy", "--mesh", "--monitor", "--early-stopping-patience", "--keep-last-epoch",
+                   "--no-tensorboard"):
+        assert option in text, option
+
+
+def test_early_stopping_without_a_held_out_file_is_one_line(files, tmp_path, capsys):
+    arguments = [word for word in argv(files, "train.tsv", "dev.tsv", tmp_path / "run") if word != "--eval"]
+    arguments.remove(str(files / "dev.tsv"))
+    assert cli([*arguments, "--early-stopping-patience", "2"]) == 2
+    assert "--early-stopping-patience watches a validation metric: it needs an --eval file" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
