@@ -25,7 +25,7 @@ import keras
 import numpy as np
 
 from keras_bert.metrics.classification import accuracy, classification_metrics, regression_metrics
-from keras_bert.metrics.entities import entity_metrics, token_accuracy
+from keras_bert.metrics.entities import are_entity_tags, entity_metrics, token_accuracy
 from keras_bert.metrics.squad import squad_metrics
 from keras_bert.models.bert_classifier import BertClassifier
 from keras_bert.models.bert_multiple_choice import BertMultipleChoice
@@ -200,7 +200,8 @@ class TokenClassifierJob(FinetuneTaskJob):
     def evaluate(self, model, features, examples, batch_size):
         predicted = word_predictions(self._logits(model, features, batch_size), features, self.label_names)
         true = [s.tags for s in examples]
-        metrics = entity_metrics(true, predicted)
+        # A tagger whose labels are not entity tags (part-of-speech) is scored per word only.
+        metrics = entity_metrics(true, predicted) if are_entity_tags(self.label_names) else {}
         metrics["word_accuracy"] = token_accuracy(true, predicted)
         predictions = [{"words": s.words, "tags": s.tags, "predicted": p} for s, p in zip(examples, predicted)]
         return metrics, predictions
