@@ -7,7 +7,7 @@ numbers: the default (conlleval) mode for IOB1 / IOB2 / IOBES tags, and
 `classification_report`, the supports, the entity spans themselves.
 
 The random-tag tests draw with hypothesis, derandomized (the same examples
-on every run; CI stays deterministic) and `MAX_EXAMPLES` of them. To search
+on every run; CI stays deterministic) and `random_draws.MAX_EXAMPLES` of them. To search
 much further locally, raise the count and, for new draws on every run,
 switch derandomisation off:
 
@@ -18,27 +18,19 @@ Pure Python: nothing here runs Keras (importing keras_bert imports it), so
 every backend runs the same numbers.
 """
 
-import os
-import pathlib
 import warnings
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from seqeval.metrics import accuracy_score, classification_report, f1_score, precision_score, recall_score
 from seqeval.metrics.sequence_labeling import get_entities as seqeval_get_entities
 from seqeval.scheme import IOB2, IOBES, Entities
 
+from random_draws import RANDOM_DRAWS
+from task_helpers import FIXTURES
 from keras_bert.metrics import are_entity_tags, entity_metrics, get_entities, token_accuracy
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
-MAX_EXAMPLES = int(os.environ.get("KERAS_BERT_HYPOTHESIS_EXAMPLES", "100"))
-RANDOM_DRAWS = settings(
-    max_examples=MAX_EXAMPLES,
-    derandomize=not os.environ.get("KERAS_BERT_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-)
 SEQEVAL_SCHEMES = {"IOB2": IOB2, "IOBES": IOBES}
 # Types include "_" (what seqeval gives a bare prefix) and one with an inner hyphen.
 TYPES = ["PER", "LOC", "X-Y", "_"]

@@ -9,7 +9,7 @@ give percentages; `squad_exact_match` / `squad_f1` give one question's score
 in [0, 1].
 
 The random tests are derandomized (the same examples on every run) with
-`MAX_EXAMPLES` of them. To search much further locally:
+`random_draws.MAX_EXAMPLES` of them. To search much further locally:
 
     KERAS_BERT_HYPOTHESIS_EXAMPLES=20000 KERAS_BERT_HYPOTHESIS_RANDOM=1 \
         python -m pytest tests/metrics/test_squad_metrics_reference.py -q
@@ -19,24 +19,16 @@ every backend runs the same numbers.
 """
 
 import json
-import os
-import pathlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import squad_reference as official
+from random_draws import RANDOM_DRAWS
+from task_helpers import FIXTURES
 from keras_bert.metrics import normalize_answer, squad_exact_match, squad_f1, squad_metrics
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
-MAX_EXAMPLES = int(os.environ.get("KERAS_BERT_HYPOTHESIS_EXAMPLES", "100"))
-RANDOM_DRAWS = settings(
-    max_examples=MAX_EXAMPLES,
-    derandomize=not os.environ.get("KERAS_BERT_HYPOTHESIS_RANDOM"),
-    deadline=None,
-    database=None,
-)
 V2_KEYS = {
     "exact": "exact_match", "f1": "f1", "total": "total",
     "HasAns_exact": "has_answer_exact_match", "HasAns_f1": "has_answer_f1", "HasAns_total": "has_answer_total",
