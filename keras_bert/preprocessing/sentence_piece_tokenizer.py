@@ -1,5 +1,7 @@
 """ALBERT's SentencePiece tokenizer on TensorFlow ops, id-for-id with transformers' AlbertTokenizer."""
 
+import base64
+import json
 import os
 
 import keras
@@ -13,26 +15,47 @@ from keras_bert.preprocessing import _bert_text, _special_tokens
 _no_autograph = tf.autograph.experimental.do_not_convert
 
 SPECIAL_TOKENS = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
-# transformers' AlbertConverter lowers the score of every piece that ends in a
-# digit and a comma by 100, so "1,000," is cut before the comma as ALBERT's
-# original (Python) tokenizer did by re-splitting such pieces.
+# transformers' AlbertConverter (what wrote the tokenizer.json of ALBERT's
+# hub checkpoints) lowers the score of every piece that ends in a digit and a
+# comma by 100, standing in for ALBERT's original Python tokenizer, which
+# re-split such pieces. transformers 5 reading a bare spiece.model does not.
 _NUMBER_COMMA_PENALTY = 100.0
 
 
-def _penalize_number_commas(model_proto):
-    """Serialized SentencePiece model → the same model with digit+comma pieces penalized."""
-    # protobuf classes of the sentencepiece package: only needed to rewrite scores.
+def _is_number_comma(piece):
+    return len(piece) >= 2 and piece[-1] == "," and piece[-2].isdigit()
+
+
+def _parse(model_proto):
+    # protobuf classes of the sentencepiece package (tensorflow-text reads the model, not Python).
     from sentencepiece import sentencepiece_model_pb2
 
     model = sentencepiece_model_pb2.ModelProto()
     model.ParseFromString(model_proto)
-    changed = False
+    return model
+
+
+def _penalize_number_commas(model_proto, penalize):
+    """Serialized model → (model to run, its pieces); digit+comma pieces penalised if asked."""
+    model = _parse(model_proto)
+    pieces = [p.piece for p in model.pieces]
+    if not penalize:
+        return model_proto, pieces
     for piece in model.pieces:
-        text = piece.piece
-        if len(text) >= 2 and text[-1] == "," and text[-2].isdigit():
+        if _is_number_comma(piece.piece):
             piece.score -= _NUMBER_COMMA_PENALTY
-            changed = True
-    return model.SerializeToString() if changed else model_proto, [p.piece for p in model.pieces]
+    return model.SerializeToString(), pieces
+
+
+def _tokenizer_json_penalizes(tokenizer_json, model_proto):
+    """Whether a tokenizer.json's unigram scores carry AlbertConverter's digit+comma penalty."""
+    with open(tokenizer_json, encoding="utf-8") as f:
+        vocabulary = json.load(f).get("model", {}).get("vocab") or []
+    original = {p.piece: p.score for p in _parse(model_proto).pieces}
+    return any(
+        _is_number_comma(piece) and piece in original and score <= original[piece] - _NUMBER_COMMA_PENALTY + 1
+        for piece, score in vocabulary
+    )
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -46,9 +69,10 @@ class SentencePieceTokenizer(tf.Module):
     tables, as in `BertTokenizer`). Then tensorflow-text's C++
     `SentencepieceTokenizer` runs the model with the normalisation stored in
     it (`nmt_nfkc` for ALBERT: NFKC, control characters dropped, runs of
-    whitespace collapsed, "▁" before every word). Pieces that end in a digit
-    and a comma are penalised as transformers' `AlbertConverter` does, so
-    "1,000,000" splits like ALBERT's. Literal special tokens in the text
+    whitespace collapsed, "▁" before every word). With
+    `split_number_commas`, pieces that end in a digit and a comma are
+    penalised as transformers' `AlbertConverter` does, so
+    "1,000,000" splits like ALBERT's (when `split_number_commas`). Literal special tokens in the text
     (`[MASK]`, `[CLS]`, `[SEP]`, `<pad>`, `<unk>`) map to their ids, as in
     transformers.
 
@@ -65,6 +89,15 @@ class SentencePieceTokenizer(tf.Module):
             NFKD is applied and nonspacing marks dropped.
         special_tokens_in_strings: map literal special tokens in the text to
             their ids (transformers' behaviour).
+        split_number_commas: lower the score of pieces that end in a digit
+            and a comma by 100, as transformers' `AlbertConverter` does.
+            transformers 5 does so when it reads a `tokenizer.json` written
+            by that converter (ALBERT's hub checkpoints), not when it reads a
+            bare `spiece.model`; `from_pretrained` decides as it does.
+
+    Known difference: the Rust unigram model and SentencePiece break ties
+    between segmentations of equal score differently ("---" as "-" "--" or
+    "--" "-"): 2 of the 77,084 lines of ../shared/data differ so.
 
     Examples:
 
@@ -82,6 +115,7 @@ class SentencePieceTokenizer(tf.Module):
         lowercase=True,
         keep_accents=False,
         special_tokens_in_strings=True,
+        split_number_commas=False,
         name=None,
     ):
         super().__init__(name=name)
@@ -97,7 +131,7 @@ class SentencePieceTokenizer(tf.Module):
                 f"{type(proto).__name__}: {proto!r:.100}"
             )
         try:
-            model_proto, vocabulary = _penalize_number_commas(proto)
+            model_proto, vocabulary = _penalize_number_commas(proto, split_number_commas)
         except Exception as error:  # protobuf's DecodeError and friends
             raise ValueError(f"`proto` is not a SentencePiece model: {error}") from None
         if not vocabulary:
@@ -115,12 +149,13 @@ class SentencePieceTokenizer(tf.Module):
         self.lowercase = bool(lowercase)
         self.keep_accents = bool(keep_accents)
         self.special_tokens_in_strings = bool(special_tokens_in_strings)
+        self.split_number_commas = bool(split_number_commas)
         for role, token in SPECIAL_TOKENS.items():
             setattr(self, f"{role}_token_id", self._token_to_id[token])
         self.special_token_ids = sorted(self._token_to_id[t] for t in SPECIAL_TOKENS.values())
         self._setattr_tracking = True
 
-        self._model = tf_text.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
+        self._model_proto = model_proto
         self._vocabulary_tensor = tf.constant(vocabulary, dtype=tf.string)
         self._specials = _special_tokens.SpecialTokenSplitter(
             {t: self._token_to_id[t] for t in SPECIAL_TOKENS.values()}
@@ -135,15 +170,20 @@ class SentencePieceTokenizer(tf.Module):
 
         Args:
             path: a Hugging Face folder with `spiece.model` (and optionally
-                `tokenizer_config.json` with `do_lower_case`, `keep_accents`),
-                or a `spiece.model` file itself.
+                `tokenizer_config.json` with `do_lower_case`, `keep_accents`,
+                and `tokenizer.json`, whose scores decide
+                `split_number_commas`), or a `spiece.model` file itself.
             **kwargs: constructor arguments that override the folder's.
 
         Returns:
             A `SentencePieceTokenizer`.
         """
-        files, config = find_tokenizer_files(path, ("spiece.model",), family="ALBERT")
+        files, config = find_tokenizer_files(path, ("spiece.model",), family="ALBERT", alternatives=())
         options = {}
+        tokenizer_json = os.path.join(os.path.dirname(files["spiece.model"]), "tokenizer.json")
+        if os.path.isfile(tokenizer_json):
+            with open(files["spiece.model"], "rb") as f:
+                options["split_number_commas"] = _tokenizer_json_penalizes(tokenizer_json, f.read())
         for hf_name, name in (("do_lower_case", "lowercase"), ("keep_accents", "keep_accents")):
             if hf_name in config:
                 options[name] = bool(config[hf_name])
@@ -151,16 +191,21 @@ class SentencePieceTokenizer(tf.Module):
         return cls(files["spiece.model"], **options)
 
     def get_config(self):
+        # base64: a config must be JSON (a .keras file or a packer's config holds it).
         return {
-            "proto": self._proto,
+            "proto": base64.b64encode(self._proto).decode("ascii"),
             "lowercase": self.lowercase,
             "keep_accents": self.keep_accents,
             "special_tokens_in_strings": self.special_tokens_in_strings,
+            "split_number_commas": self.split_number_commas,
         }
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        proto = config["proto"]
+        if isinstance(proto, str) and not os.path.exists(proto):
+            proto = base64.b64decode(proto)
+        return cls(**{**config, "proto": proto})
 
     # -------------------------------------------------------------- vocabulary
     def vocabulary_size(self):
@@ -244,7 +289,11 @@ class SentencePieceTokenizer(tf.Module):
         is_special = special_ids >= 0
         # A special piece is tokenized as "" (no ids) and gets its one id appended.
         flat = tf.where(is_special, "", self._normalize(pieces.flat_values))
-        ids = self._model.tokenize(flat)
+        # Made inside the traced graph: an eagerly made tf-text model is a
+        # resource owned by an eager kernel, which tf.random.set_seed (and so
+        # keras.utils.set_random_seed) deletes with the kernel cache.
+        model = tf_text.SentencepieceTokenizer(model=self._model_proto, out_type=tf.int32)
+        ids = model.tokenize(flat)
         special = tf.RaggedTensor.from_row_lengths(
             tf.boolean_mask(special_ids, is_special), tf.cast(is_special, ids.row_splits.dtype)
         )
