@@ -15,6 +15,7 @@ _command_line_startup.quiet_tensorflow_startup()
 
 from keras_bert.layers import (  # noqa: E402  (after the start-up filter, on purpose)
     BertEmbeddings,
+    ElectraDiscriminatorHead,
     MaskedLMHead,
     NextSentenceHead,
     Pooler,
@@ -24,6 +25,7 @@ from keras_bert.layers import (  # noqa: E402  (after the start-up filter, on pu
 )
 from keras_bert.models import (
     BERT_SIZES,
+    AlbertBackbone,
     BertBackbone,
     BertClassifier,
     BertMaskedLM,
@@ -32,6 +34,12 @@ from keras_bert.models import (
     BertQuestionAnswerer,
     BertTask,
     BertTokenClassifier,
+    DistilBertBackbone,
+    ElectraBackbone,
+    ElectraDiscriminator,
+    ElectraGenerator,
+    EncoderBackbone,
+    RobertaBackbone,
 )
 from keras_bert.optimizers import BertAdamW, BertLamb, WarmupSchedule, create_optimizer
 

@@ -23,14 +23,14 @@ import zipfile
 import keras
 
 from keras_bert.converters import tokenizer_files
-from keras_bert.converters.hf_checkpoint import is_hf_checkpoint, read_hf_config, read_hf_weights
+from keras_bert.converters.hf_checkpoint import is_hf_checkpoint, read_hf_config, read_hf_model_type, read_hf_weights
 from keras_bert.converters.tf1_checkpoint import (
     canonical_to_tf1_name,
     read_tf1_config,
     read_tf1_weights,
     tf1_checkpoint_prefix,
 )
-from keras_bert.converters.weight_map import assign_canonical_weights, canonical_weights, is_backbone
+from keras_bert.converters.weight_map import assign_canonical_weights, canonical_weights, is_encoder_backbone
 from keras_bert.run_folders import read_run_folder
 
 HUB_SCHEME = "hf://"
@@ -108,17 +108,20 @@ class Checkpoint:
         location: the path or hub name as given.
         path: the local path read.
         format: "hf", "tf1" or "keras".
-        config: dict of `BertBackbone` constructor arguments.
+        config: dict of backbone constructor arguments.
+        model_type: the family, as Hugging Face names it ("bert", "albert", ...;
+            see `hf_families`): which backbone class `config` is for.
         vocabulary_file: path of the checkpoint's `vocab.txt`, or None.
         do_lower_case: bool, whether its tokenizer lowercases.
         keras_model: for `.keras` files, the loaded model; else None.
     """
 
-    def __init__(self, location, path, format, config, tensors=None, names=None, keras_model=None):
+    def __init__(self, location, path, format, config, tensors=None, names=None, keras_model=None, model_type="bert"):
         self.location = location
         self.path = path
         self.format = format
         self.config = config
+        self.model_type = model_type
         self._tensors = tensors
         self._names = names or {}
         self.keras_model = keras_model
@@ -260,7 +263,9 @@ def read_checkpoint(path, cache_dir=None):
     if kind is None:
         raise _not_a_checkpoint(local)
     if kind == "hf":
-        return Checkpoint(location, local, "hf", read_hf_config(local), read_hf_weights(local))
+        model_type = read_hf_model_type(local)
+        config = read_hf_config(local)  # refuses an unsupported model_type, naming the supported ones
+        return Checkpoint(location, local, "hf", config, read_hf_weights(local, model_type), model_type=model_type)
     if kind == "tf1":
         tensors, names = read_tf1_weights(local)
         return Checkpoint(location, local, "tf1", read_tf1_config(local), tensors, names)
@@ -268,7 +273,7 @@ def read_checkpoint(path, cache_dir=None):
 
 
 def load_keras_backbone(path):
-    """(model, its BertBackbone) of a `.keras` file, with errors that name what is wrong with it.
+    """(model, its backbone) of a `.keras` file, with errors that name what is wrong with it.
 
     Keras deserialises our classes by their registered names: `import keras_bert`
     registers them (it imports `keras_bert.models`, which is above this module).
@@ -280,10 +285,11 @@ def load_keras_backbone(path):
         model = keras.saving.load_model(path)
     except Exception as error:  # keras raises many types for a broken or foreign file
         raise ValueError(f"Cannot load the .keras file {path}: {type(error).__name__}: {error}") from None
-    backbone = model if is_backbone(model) else getattr(model, "backbone", None)
-    if not is_backbone(backbone):
+    backbone = model if is_encoder_backbone(model) else getattr(model, "backbone", None)
+    if not is_encoder_backbone(backbone):
         raise ValueError(
-            f"{path} holds a {type(model).__name__}, which is neither a keras_bert BertBackbone nor a model with one."
+            f"{path} holds a {type(model).__name__}, which is neither a keras_bert BertBackbone (or another "
+            "family's backbone: AlbertBackbone, ...) nor a model with one."
         )
     return model, backbone
 
@@ -291,7 +297,7 @@ def load_keras_backbone(path):
 def _read_keras(location, path):
     model, backbone = load_keras_backbone(path)
     config = {k: v for k, v in backbone.get_config().items() if k not in ("name", "trainable")}
-    return Checkpoint(location, path, "keras", config, keras_model=model)
+    return Checkpoint(location, path, "keras", config, keras_model=model, model_type=backbone.model_type)
 
 
 def load_weights(model, path, cache_dir=None):

@@ -66,6 +66,8 @@ class BertTask(keras.Model):
     heads_in_checkpoints = False
     # Constructor arguments other than `backbone`, stored as attributes of the same name, for `get_config`.
     config_arguments = ()
+    # The backbone class `from_pretrained` builds (its family's checkpoints).
+    backbone_class = BertBackbone
 
     @classmethod
     def from_pretrained(cls, path, *args, backbone_kwargs=None, **kwargs):
@@ -99,8 +101,8 @@ class BertTask(keras.Model):
                 raise TypeError(f"{cls.__name__}.from_pretrained takes only `path` positionally. Received: {args!r}")
             backbone_kwargs.update(kwargs)
             cache_dir = backbone_kwargs.pop("cache_dir", None)
-            return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, BertBackbone, **backbone_kwargs)
-        return cls(BertBackbone.from_pretrained(path, **backbone_kwargs), *args, **kwargs)
+            return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, cls.backbone_class, **backbone_kwargs)
+        return cls(cls.backbone_class.from_pretrained(path, **backbone_kwargs), *args, **kwargs)
 
     # --- input and label checks: bad data fail here with a clear message, not deep in a kernel.
     def __call__(self, inputs, *args, **kwargs):

@@ -9,6 +9,8 @@ The classes to build are passed in (`cls`, `backbone_cls`), so this module
 sits below the model classes that call it.
 """
 
+from keras_bert.converters.hf_families import FAMILIES
+
 # Constructor arguments a caller may change without changing weight shapes.
 # (`packed_inputs` too: a backbone pretrained on packed sequences has the same weights as an unpacked one.)
 FREE_ARGUMENTS = {"dropout", "dtype", "output_hidden_states", "output_attentions", "packed_inputs", "name", "trainable"}
@@ -22,6 +24,18 @@ def _reused_keras_model(model, cls):
     if isinstance(backbone, cls):
         return backbone
     return None
+
+
+def check_family(checkpoint, backbone_cls, cls):
+    """Raises ValueError when `checkpoint` is of another family than `backbone_cls` builds, naming the class to use."""
+    expected = getattr(backbone_cls, "model_type", "bert")
+    if checkpoint.model_type == expected:
+        return
+    found = FAMILIES[checkpoint.model_type]
+    raise ValueError(
+        f"{checkpoint.description} is a checkpoint of {found.title} (model_type {checkpoint.model_type!r}), and "
+        f"{cls.__name__} builds {FAMILIES[expected].title}. Load it with keras_bert.{found.backbone_class}.from_pretrained."
+    )
 
 
 def build_from_checkpoint(checkpoint, cls, backbone_cls=None, **kwargs):
@@ -47,6 +61,7 @@ def build_from_checkpoint(checkpoint, cls, backbone_cls=None, **kwargs):
             "from_pretrained takes only arguments that keep the weights' shapes "
             f"({sorted(FREE_ARGUMENTS)}). Received: {sorted(unknown)}"
         )
+    check_family(checkpoint, backbone_cls or cls, cls)
     # Before reusing a loaded .keras model too: a wrong vocabulary must not pass there either.
     checkpoint.check_vocabulary()
     if checkpoint.keras_model is not None and not kwargs:
