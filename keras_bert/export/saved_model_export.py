@@ -66,8 +66,12 @@ def export_saved_model(
             `BertTokenClassifier`, `BertQuestionAnswerer` or
             `BertMultipleChoice`, on any backend.
         directory: the SavedModel directory to create.
-        tokenizer: the `BertTokenizer` the model was trained with; required
-            (it becomes part of the graph of `serve_text`).
+        tokenizer: the tokenizer the model was trained with: a
+            `BertTokenizer`, or for ALBERT a `SentencePieceTokenizer` and for
+            RoBERTa a `BytePairTokenizer` (classifiers, regressors, multiple
+            choice and backbones; taggers and question answerers need a
+            `BertTokenizer`'s offsets); required (it becomes part of the
+            graph of `serve_text`).
         sequence_length: length texts are packed to in `serve_text` (default
             128, 384 for question answering, at most the model's
             `max_sequence_length`). Longer texts are read in overlapping
@@ -108,6 +112,11 @@ def export_saved_model(
         raise ValueError(
             "`tokenizer` is required: `serve_text` tokenizes raw strings inside the graph. Pass the "
             "BertTokenizer the model was trained with, e.g. BertTokenizer.from_pretrained(path)."
+        )
+    if task in ("token_classifier", "question_answerer") and not hasattr(tokenizer, "tokenize_with_offsets"):
+        raise ValueError(
+            f"A {task}'s serve_text maps tokens back to characters, which needs a tokenizer with "
+            f"`tokenize_with_offsets` (BertTokenizer); {type(tokenizer).__name__} has none."
         )
     if tokenizer.vocabulary_size() != backbone.vocabulary_size:
         raise ValueError(
@@ -191,13 +200,10 @@ def _export_in_tensorflow_process(model, tokenizer, directory, overwrite, option
     with tempfile.TemporaryDirectory(prefix="keras_bert_export-") as scratch:
         model_path = os.path.join(scratch, "model.keras")
         model.save(model_path)
-        vocab_path = os.path.join(scratch, "vocab.txt")
-        _write_lines(tokenizer.get_vocabulary(), vocab_path)
-        tokenizer_config = {k: v for k, v in tokenizer.get_config().items() if k != "vocabulary"}
         spec = {
             "model": model_path,
-            "vocab": vocab_path,
-            "tokenizer": tokenizer_config,
+            # The whole tokenizer (any of the three classes), as keras serialises it.
+            "tokenizer": keras.saving.serialize_keras_object(tokenizer),
             "directory": directory,
             "overwrite": overwrite,
             "options": options,
@@ -295,8 +301,9 @@ def _metadata(model, task, tokenizer, options):
         "text_pair": options["text_pair"],
         "windows": {k: options[k] for k in _WINDOW_OPTIONS},
         "question_answering": {k: options[k] for k in _QA_OPTIONS} if task == "question_answerer" else None,
-        "tokenizer": {k: v for k, v in tokenizer.get_config().items() if k != "vocabulary"}
-        | {"vocabulary_size": tokenizer.vocabulary_size()},
+        # Options only: the vocabulary is an asset, a SentencePiece model or BPE merges are in the graph.
+        "tokenizer": {k: v for k, v in tokenizer.get_config().items() if k not in ("vocabulary", "proto", "merges")}
+        | {"vocabulary_size": tokenizer.vocabulary_size(), "class": type(tokenizer).__name__},
         "signatures": {"serve_text": text_inputs, "serve_token_ids": ["token_ids", "segment_ids", "padding_mask"]},
         "training_backend": options["training_backend"],
         "export_backend": keras.backend.backend(),
