@@ -108,21 +108,7 @@ def export_saved_model(
     directory = os.path.abspath(os.fspath(directory))
     task = task_kind(model)
     backbone = model if task == "backbone" else model.backbone
-    if tokenizer is None:
-        raise ValueError(
-            "`tokenizer` is required: `serve_text` tokenizes raw strings inside the graph. Pass the "
-            "BertTokenizer the model was trained with, e.g. BertTokenizer.from_pretrained(path)."
-        )
-    if task in ("token_classifier", "question_answerer") and not hasattr(tokenizer, "tokenize_with_offsets"):
-        raise ValueError(
-            f"A {task}'s serve_text maps tokens back to characters, which needs a tokenizer with "
-            f"`tokenize_with_offsets` (BertTokenizer); {type(tokenizer).__name__} has none."
-        )
-    if tokenizer.vocabulary_size() != backbone.vocabulary_size:
-        raise ValueError(
-            f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the model's vocabulary_size is "
-            f"{backbone.vocabulary_size}: they do not belong together."
-        )
+    _check_tokenizer(tokenizer, task, backbone)
     if sequence_length is None:
         sequence_length = min(384 if task == "question_answerer" else 128, backbone.max_sequence_length)
     if not isinstance(sequence_length, int) or not 3 <= sequence_length <= backbone.max_sequence_length:
@@ -164,6 +150,25 @@ def export_saved_model(
     if keras.backend.backend() != "tensorflow":
         return _export_in_tensorflow_process(model, tokenizer, directory, overwrite, options, verbose)
     return _export_here(model, task, tokenizer, directory, overwrite, options, verbose)
+
+
+def _check_tokenizer(tokenizer, task, backbone):
+    """Raises ValueError for a missing tokenizer, one that cannot serve `task`, or another vocabulary."""
+    if tokenizer is None:
+        raise ValueError(
+            "`tokenizer` is required: `serve_text` tokenizes raw strings inside the graph. Pass the "
+            "BertTokenizer the model was trained with, e.g. BertTokenizer.from_pretrained(path)."
+        )
+    if task in ("token_classifier", "question_answerer") and not hasattr(tokenizer, "tokenize_with_offsets"):
+        raise ValueError(
+            f"A {task}'s serve_text maps tokens back to characters, which needs a tokenizer with "
+            f"`tokenize_with_offsets` (BertTokenizer); {type(tokenizer).__name__} has none."
+        )
+    if tokenizer.vocabulary_size() != backbone.vocabulary_size:
+        raise ValueError(
+            f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the model's vocabulary_size is "
+            f"{backbone.vocabulary_size}: they do not belong together."
+        )
 
 
 def _fit_qa_lengths(sequence_length, doc_stride, max_query_length):
