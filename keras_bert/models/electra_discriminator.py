@@ -1,11 +1,33 @@
 """ElectraDiscriminator: an ELECTRA backbone with its replaced-token detection head."""
 
 import keras
+from keras import ops
 
 from keras_bert.layers.electra_discriminator_head import ElectraDiscriminatorHead
 from keras_bert.models.bert_task import BertTask
 from keras_bert.models.electra_backbone import ElectraBackbone
 from keras_bert.optimizers import create_optimizer
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class _ReplacedTokenCrossEntropy(keras.losses.Loss):
+    """Sigmoid cross-entropy of every token's logit, `(batch_size, sequence_length)`, averaged over weighted tokens.
+
+    (Keras' `BinaryCrossentropy` averages the last axis first, which would
+    leave one loss per sequence and make per-token sample weights impossible.)
+    """
+
+    def __init__(self, name="replaced_token_cross_entropy", reduction="mean_with_sample_weight", **kwargs):
+        super().__init__(name=name, reduction=reduction, **kwargs)
+
+    def call(self, y_true, y_pred):
+        return ops.binary_crossentropy(ops.cast(y_true, y_pred.dtype), y_pred, from_logits=True)
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+def replaced_token_accuracy(y_true, y_pred):
+    """1.0 where the logit's sign (> 0: replaced) agrees with the label, per token."""
+    return ops.cast(ops.equal(ops.cast(y_true, "bool"), y_pred > 0), "float32")
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -50,8 +72,8 @@ class ElectraDiscriminator(BertTask):
         return create_optimizer()
 
     def compile_defaults(self):
-        """Binary cross-entropy on the logits and accuracy (logit > 0), both weighted by the sample weights."""
+        """Per-token binary cross-entropy and accuracy, averaged over the tokens the sample weights keep."""
         return {
-            "loss": keras.losses.BinaryCrossentropy(from_logits=True),
-            "weighted_metrics": [keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)],
+            "loss": _ReplacedTokenCrossEntropy(),
+            "weighted_metrics": [keras.metrics.MeanMetricWrapper(replaced_token_accuracy, name="accuracy")],
         }

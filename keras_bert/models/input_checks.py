@@ -31,7 +31,8 @@ def _concrete(value):
     if backend == "torch":
         import torch  # defers torch: imported only when it is the backend
 
-        if isinstance(value, torch.Tensor):
+        # Keras infers a model's output shapes on torch by running it on "meta" tensors, which hold no values.
+        if isinstance(value, torch.Tensor) and not value.is_meta:
             return value.detach().cpu().numpy()
     elif backend == "jax":
         import jax  # defers JAX: imported only when it is the backend
