@@ -60,13 +60,13 @@ def tokenize_ours(tokenizer, texts, batch_size=1024):
 
 def kind(text):
     """A coarse label for a differing line: what in it is unusual."""
+    if any(a == b and not a.isalnum() and not a.isspace() for a, b in zip(text, text[1:])):
+        return "repeated symbols (e.g. ---)"
     if any(ord(c) > 127 for c in text):
         categories = sorted({unicodedata.category(c) for c in text if ord(c) > 127})
         return "non-ASCII " + "/".join(categories)
     if any(c.isdigit() for c in text):
         return "digits"
-    if any(a == b and not a.isalnum() and not a.isspace() for a, b in zip(text, text[1:])):
-        return "repeated symbols (e.g. ---)"
     return "other"
 
 
