@@ -49,6 +49,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "BertTokenizer": "keras_bert.preprocessing.bert_tokenizer",
     "BertInputPacker": "keras_bert.preprocessing.input_packer",
+    "SentencePieceTokenizer": "keras_bert.preprocessing.sentence_piece_tokenizer",
+    "BytePairTokenizer": "keras_bert.preprocessing.byte_pair_tokenizer",
     "learn_vocabulary": "keras_bert.preprocessing.vocabulary",
     "write_vocabulary": "keras_bert.preprocessing.vocabulary",
     "pretraining_dataset": "keras_bert.preprocessing.pretraining.dataset",

@@ -104,27 +104,72 @@ class BertTask(keras.Model):
             return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, cls.backbone_class, **backbone_kwargs)
         return cls(cls.backbone_class.from_pretrained(path, **backbone_kwargs), *args, **kwargs)
 
+    # --- features the backbone does not take: dropped here, the one place for every caller.
+    @property
+    def unused_features(self):
+        """Standard BERT features this model's backbone does not take (DistilBERT: `segment_ids`).
+
+        Preprocessors, pipelines and exports produce all three BERT inputs
+        whatever the backbone; `__call__`, `fit`, `predict` and `evaluate`
+        drop these from a dict of arrays or from a `tf.data.Dataset`'s
+        feature dicts, so no caller has to know the backbone's family.
+        """
+        return tuple(n for n in BACKBONE_INPUTS if n not in self.backbone.input_names)
+
+    def _model_input_names(self):
+        return tuple(n for n in self.input_names if n not in self.unused_features)
+
+    def drop_unused_features(self, x):
+        """`x` (a dict, or a dataset of dicts / (dict, ...) tuples) without `unused_features`."""
+        unused = self.unused_features
+        if not unused:
+            return x
+        if isinstance(x, Mapping):
+            return {k: v for k, v in x.items() if k not in unused}
+        if hasattr(x, "element_spec") and hasattr(x, "map"):  # a tf.data.Dataset (no TensorFlow import here)
+
+            def drop(features, *rest):
+                if isinstance(features, Mapping):
+                    features = {k: v for k, v in features.items() if k not in unused}
+                return (features, *rest) if rest else features
+
+            return x.map(drop)
+        return x
+
     # --- input and label checks: bad data fail here with a clear message, not deep in a kernel.
     def __call__(self, inputs, *args, **kwargs):
+        inputs = self.drop_unused_features(inputs)
         check_inputs(
-            inputs, self.backbone.input_limits, names=self.input_names, where=self.name, choices=self.has_choices_axis
+            inputs,
+            self.backbone.input_limits,
+            names=self._model_input_names(),
+            where=self.name,
+            choices=self.has_choices_axis,
         )
         return super().__call__(inputs, *args, **kwargs)
 
     def fit(self, x=None, *args, **kwargs):
+        x = self.drop_unused_features(x)
+        if "validation_data" in kwargs and isinstance(kwargs["validation_data"], tuple):
+            features, *rest = kwargs["validation_data"]
+            kwargs["validation_data"] = (self.drop_unused_features(features), *rest)
+        elif "validation_data" in kwargs:
+            kwargs["validation_data"] = self.drop_unused_features(kwargs["validation_data"])
         self._check_data(x, args[0] if args else kwargs.get("y"))
         return super().fit(x, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
+        x = self.drop_unused_features(x)
         self._check_data(x)
         return super().predict(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
+        x = self.drop_unused_features(x)
         self._check_data(x, args[0] if args else kwargs.get("y"))
         return super().evaluate(x, *args, **kwargs)
 
     def _check_data(self, x, y=None):
-        check_fit_data(x, self.backbone.input_limits, self.input_names, self.name, choices=self.has_choices_axis)
+        check_fit_data(x, self.backbone.input_limits, self._model_input_names(), self.name, choices=self.has_choices_axis)
         num_classes = self._num_label_classes(x)
         if y is not None and num_classes is not None:
             check_labels(y, num_classes, self.name, self.ignored_label)
