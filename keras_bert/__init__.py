@@ -32,6 +32,8 @@ from keras_bert.models import (
     BertQuestionAnswerer,
     BertTask,
     BertTokenClassifier,
+    Distiller,
+    student_from_teacher,
 )
 from keras_bert.optimizers import BertAdamW, BertLamb, WarmupSchedule, create_optimizer
 

@@ -9,6 +9,8 @@ from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert.models.bert_sizes import BERT_SIZES
 from keras_bert.models.bert_task import BertTask
 from keras_bert.models.bert_token_classifier import BertTokenClassifier
+from keras_bert.models.distiller import Distiller
+from keras_bert.models.student_from_teacher import student_from_teacher
 
 __all__ = [
     "BERT_SIZES",
@@ -20,4 +22,6 @@ __all__ = [
     "BertQuestionAnswerer",
     "BertTask",
     "BertTokenClassifier",
+    "Distiller",
+    "student_from_teacher",
 ]
