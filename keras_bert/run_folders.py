@@ -15,7 +15,7 @@ import os
 MODEL_FILE = "model.keras"
 VOCAB_FILE = "vocab.txt"
 # The record each job writes, in the order they are looked for.
-RECORD_FILES = {"finetune": "finetune.json", "pretrain": "config.json"}
+RECORD_FILES = {"finetune": "finetune.json", "pretrain": "config.json", "distill": "distill.json"}
 
 
 @dataclasses.dataclass(frozen=True)

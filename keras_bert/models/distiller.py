@@ -64,6 +64,13 @@ def hidden_cosine_loss(student_hidden, teacher_hidden, weights=None):
     return ops.mean(ops.stack(losses))
 
 
+def check_distillation_arguments(temperature, alpha, hidden_loss_weight):
+    """Raises ValueError naming the value unless temperature > 0, alpha in [0, 1] and hidden_loss_weight >= 0."""
+    _check_number("temperature", temperature, low=0.0, low_inclusive=False)
+    _check_number("alpha", alpha, low=0.0, high=1.0)
+    _check_number("hidden_loss_weight", hidden_loss_weight, low=0.0)
+
+
 def _weighted_mean(values, weights):
     if weights is None:
         return ops.mean(values)
@@ -94,7 +101,11 @@ class Distiller(keras.Model):
 
     Training data are `(x, labels)` as for the student; with `alpha=1` the
     labels may be left out (unlabelled text), and the metrics then measure
-    agreement with the teacher's predictions.
+    agreement with the teacher's predictions. With
+    `precomputed_teacher_logits=True` the teacher does not run in `fit`: the
+    data are `(x, {"labels": labels, "teacher_logits": logits})`, the logits
+    computed once up front (`teacher.predict`), which saves the teacher's
+    forward pass at every step of every epoch.
 
     Args:
         teacher: a trained task model; frozen here (`trainable=False`).
@@ -107,6 +118,9 @@ class Distiller(keras.Model):
         layer_map: optional list, for each student block, of the teacher block
             its output is compared with; default the blocks `student_from_teacher`
             takes (`teacher_layer_indices`).
+        precomputed_teacher_logits: bool. The teacher's logits come with the
+            labels (see above) instead of from the teacher at every step; not
+            with the hidden-state loss (the teacher's hidden states would be needed).
 
     Examples:
     ```python
@@ -118,12 +132,18 @@ class Distiller(keras.Model):
     ```
     """
 
-    def __init__(self, teacher, student, temperature=2.0, alpha=0.5, hidden_loss_weight=0.0, layer_map=None, **kwargs):
+    def __init__(
+        self, teacher, student, temperature=2.0, alpha=0.5, hidden_loss_weight=0.0, layer_map=None,
+        precomputed_teacher_logits=False, **kwargs,
+    ):
         _check_pair(teacher, student)
-        _check_number("temperature", temperature, low=0.0, low_inclusive=False)
-        _check_number("alpha", alpha, low=0.0, high=1.0)
-        _check_number("hidden_loss_weight", hidden_loss_weight, low=0.0)
+        check_distillation_arguments(temperature, alpha, hidden_loss_weight)
         layer_map = _check_layer_map(teacher, student, layer_map, hidden_loss_weight)
+        if precomputed_teacher_logits and hidden_loss_weight > 0:
+            raise ValueError(
+                "The hidden-state loss needs the teacher's hidden states at every step: it cannot use precomputed "
+                f"teacher logits. Received: hidden_loss_weight={hidden_loss_weight!r}, precomputed_teacher_logits=True"
+            )
         super().__init__(**kwargs)
         teacher.trainable = False
         self.teacher = teacher
@@ -132,6 +152,7 @@ class Distiller(keras.Model):
         self.alpha = float(alpha)
         self.hidden_loss_weight = float(hidden_loss_weight)
         self.layer_map = layer_map
+        self.precomputed_teacher_logits = bool(precomputed_teacher_logits)
         # Functional views of each model that also output the compared blocks'
         # hidden states, sharing the models' layers (one forward pass each).
         use_hidden = self.hidden_loss_weight > 0
@@ -148,6 +169,8 @@ class Distiller(keras.Model):
 
     def call(self, inputs, training=None):
         student = self.student_features(inputs, training=training)
+        if self.precomputed_teacher_logits:
+            return {"logits": student["logits"]}  # the teacher's come with the labels
         # The teacher always runs in inference mode (no dropout) and gets no gradient.
         teacher = self.teacher_features(inputs, training=False)
         outputs = {"logits": student["logits"], "teacher_logits": ops.stop_gradient(teacher["logits"])}
@@ -180,15 +203,28 @@ class Distiller(keras.Model):
         weighted_metrics = defaults.get("weighted_metrics") if _is_auto(weighted_metrics) else weighted_metrics
         super().compile(optimizer=optimizer, metrics=metrics, weighted_metrics=weighted_metrics, **kwargs)
 
+    def _labels_and_teacher_logits(self, y, y_pred):
+        """`(labels or None, teacher logits)` of a batch, from the labels (precomputed logits) or the outputs."""
+        if not self.precomputed_teacher_logits:
+            return y, y_pred["teacher_logits"]
+        if not isinstance(y, dict) or "teacher_logits" not in y:
+            raise ValueError(
+                f"{self.name}: with precomputed_teacher_logits=True the labels must be a dict with 'teacher_logits' "
+                f"(and 'labels' unless alpha=1). Received: {type(y).__name__}"
+                + (f" with keys {sorted(y)}" if isinstance(y, dict) else "")
+            )
+        return y.get("labels"), y["teacher_logits"]
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        if y is None and self.alpha < 1:
+        labels, teacher_logits = self._labels_and_teacher_logits(y, y_pred)
+        if labels is None and self.alpha < 1:
             raise ValueError(
                 f"{self.name}: training with alpha={self.alpha} mixes in the labels' cross-entropy: give labels, "
                 "or use alpha=1 for soft targets only."
             )
-        weights = self._position_weights(x, y, sample_weight)
+        weights = self._position_weights(x, labels, sample_weight)
         loss = distillation_loss(
-            y_pred["logits"], y_pred["teacher_logits"], y, self.temperature, self.alpha, weights=weights
+            y_pred["logits"], teacher_logits, labels, self.temperature, self.alpha, weights=weights
         )
         if self.hidden_loss_weight > 0:
             # Every unpadded token, labelled or not: the hidden states are the whole sequence's.
@@ -214,8 +250,9 @@ class Distiller(keras.Model):
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         # The metrics are the student's, on its logits. Without labels (alpha=1)
         # they compare with the teacher's predictions: agreement with the teacher.
+        y, teacher_logits = self._labels_and_teacher_logits(y, y_pred)
         if y is None:
-            y = ops.argmax(y_pred["teacher_logits"], axis=-1)
+            y = ops.argmax(teacher_logits, axis=-1)
             if self.is_tagger and sample_weight is None:
                 sample_weight = x["padding_mask"]  # padding has no prediction to agree with
         return super().compute_metrics(x, y, y_pred["logits"], sample_weight)
@@ -242,8 +279,9 @@ class Distiller(keras.Model):
     def _check_data(self, x, y):
         student = self.student
         check_fit_data(x, student.backbone.input_limits, student.input_names, self.name)
-        if y is not None:
-            check_labels(y, student.num_classes, self.name, student.ignored_label)
+        labels = y.get("labels") if isinstance(y, dict) else y
+        if labels is not None:
+            check_labels(labels, student.num_classes, self.name, student.ignored_label)
 
     # --- saving
     def get_config(self):
@@ -256,6 +294,7 @@ class Distiller(keras.Model):
             "alpha": self.alpha,
             "hidden_loss_weight": self.hidden_loss_weight,
             "layer_map": list(self.layer_map),
+            "precomputed_teacher_logits": self.precomputed_teacher_logits,
         }
 
     @classmethod
