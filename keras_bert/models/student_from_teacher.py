@@ -122,8 +122,9 @@ def student_from_teacher(teacher, num_layers=3, layer_indices=None, hidden_dim=N
 
 def _build_like(teacher, backbone, num_layers, name):
     """A new, randomly initialised model of the teacher's class and config with `num_layers` blocks."""
+    # A trainable student even from a teacher frozen for distillation (its config says trainable=False).
     config = backbone.get_config()
-    config.update(num_layers=num_layers, name=backbone.name)
+    config.update(num_layers=num_layers, name=backbone.name, trainable=True)
     if isinstance(teacher, BertBackbone):
         if name is not None:
             config["name"] = name
@@ -131,6 +132,7 @@ def _build_like(teacher, backbone, num_layers, name):
     task_config = teacher.get_config()
     task_config["backbone"] = keras.layers.serialize(BertBackbone.from_config(config))
     task_config.pop("name", None)
+    task_config["trainable"] = True
     if name is not None:
         task_config["name"] = name
     return type(teacher).from_config(task_config)
