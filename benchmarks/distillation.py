@@ -77,7 +77,8 @@ def ensure_teacher(files, epochs, verbose):
 
 def ensure_student(teacher, files, layers, args):
     """The distilled student's folder (distilled now unless cached) and the minutes it took."""
-    folder = CACHE / f"distill_student_{layers}l_T{args.temperature:g}_a{args.alpha:g}_e{args.epochs}"
+    tag = "" if args.teacher is None else "_" + Path(args.teacher).stem
+    folder = CACHE / f"distill_student{tag}_{layers}l_T{args.temperature:g}_a{args.alpha:g}_e{args.epochs}"
     if (folder / "model.keras").is_file() and (folder / "distill.json").is_file():
         return str(folder), 0.0
     from keras_bert.jobs.distill import distill
@@ -86,22 +87,34 @@ def ensure_student(teacher, files, layers, args):
     log(f"distilling a {layers}-layer student into {folder}")
     distill(
         teacher, files["train"], str(folder), eval=files["heldout"], student_layers=layers,
-        temperature=args.temperature, alpha=args.alpha, sequence_length=64, batch_size=32, epochs=args.epochs,
+        temperature=args.temperature, alpha=args.alpha, lowercase=True, sequence_length=64, batch_size=32, epochs=args.epochs,
         learning_rate=args.learning_rate, seed=0, length_buckets=[16, 32, 48], verbose=0 if args.quiet else 1,
         tensorboard=False, resume=True,
     )
     return str(folder), (time.time() - start) / 60
 
 
+def _pipeline(path):
+    """The text pipeline of a run folder, or of a .keras file with its `<stem>.vocab.txt` (uncased, length 64)."""
+    from keras_bert.pipelines import load_pipeline, pipeline_for
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+
+    if os.path.isdir(path):
+        return load_pipeline(path, batch_size=32)
+    import keras
+
+    tokenizer = BertTokenizer(str(path)[: -len(".keras")] + ".vocab.txt", lowercase=True)
+    return pipeline_for(keras.saving.load_model(path, compile=False), tokenizer, sequence_length=64, batch_size=32)
+
+
 def measure(folders, heldout, repeats):
     """Held-out accuracy (all sentences, untimed) and end-to-end sentences/s (alternating rounds) per model."""
     from benchmarks.common import time_interleaved
-    from keras_bert.pipelines import load_pipeline
 
     texts = [text for text, _ in heldout]
     labels = [label for _, label in heldout]
     timed = texts[:TIMED_SENTENCES]
-    pipelines = {name: load_pipeline(folder, batch_size=32) for name, folder in folders.items()}
+    pipelines = {name: _pipeline(path) for name, path in folders.items()}
     results = {}
     for name, pipeline in pipelines.items():
         predicted = [row["label"] for row in pipeline(texts)]
@@ -129,6 +142,8 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=2, help="distillation epochs")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--teacher-epochs", type=int, default=2)
+    parser.add_argument("--teacher", help="a fine-tuned teacher to use instead (run folder, or .keras with "
+                                          "<stem>.vocab.txt beside it); default: fine-tune one (step 1)")
     parser.add_argument("--repeats", type=int, default=5, help="timed rounds")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--report", help="write the results as JSON here")
@@ -138,7 +153,10 @@ def main(argv=None):
 
     files, heldout, counts = data_files()
     log(f"backend {keras.backend.backend()}, {os.cpu_count()} CPUs; data {counts}")
-    teacher, teacher_minutes = ensure_teacher(files, args.teacher_epochs, 0 if args.quiet else 2)
+    if args.teacher is not None:
+        teacher, teacher_minutes = args.teacher, 0.0
+    else:
+        teacher, teacher_minutes = ensure_teacher(files, args.teacher_epochs, 0 if args.quiet else 2)
     folders, minutes = {"teacher": teacher}, {"teacher": round(teacher_minutes, 1)}
     for layers in args.layers:
         name = f"student_{layers}l"

@@ -26,7 +26,7 @@ class RunFolder:
         folder: the folder.
         model_file: its `model.keras`.
         vocab_file: its `vocab.txt`, or None when there is none.
-        kind: "finetune" or "pretrain" (whose record was found), or None.
+        kind: "finetune", "pretrain" or "distill" (whose record was found), or None.
         job: the record's "job" dict (the job's arguments), or None.
     """
 

@@ -134,27 +134,38 @@ def test_a_fit_step_changes_the_student_and_not_the_teacher():
     assert len(distiller.trainable_weights) == len(distiller.student.trainable_weights)
 
 
-def test_soft_targets_teach_more_than_the_same_few_hard_labels():
-    """16 examples of a 4-class teacher: its probabilities carry more than its argmax labels.
+def _mean_kl(teacher_logits, student_logits):
+    t, s = _numpy_log_softmax(np.asarray(teacher_logits)), _numpy_log_softmax(np.asarray(student_logits))
+    return float(np.mean((np.exp(t) * (t - s)).sum(-1)))
 
-    Both students start from the same weights and see the same inputs; the one
-    trained on soft targets (alpha=1) must match the teacher's held-out
-    predictions better than the one trained on the teacher's hard labels (alpha=0).
+
+def test_soft_targets_teach_the_teachers_probabilities_that_hard_labels_do_not():
+    """A 4-class teacher's probabilities on 16 inputs: what its soft targets carry beyond its argmax.
+
+    Two students start from the same weights and see the same inputs, one
+    trained on the soft targets alone (alpha=1), one on the teacher's hard
+    labels alone (alpha=0). The first must come to reproduce the teacher's
+    distribution (KL under 0.3 of where it started: a soft-target term that
+    teaches nothing fails here), and be closer to it than the second.
     """
     keras.utils.set_random_seed(3)
     teacher = BertClassifier(tiny_backbone(num_layers=2, max_sequence_length=16), num_classes=4, dropout=0.0)
+    inputs = random_bert_inputs(16, 8, VOCABULARY, seed=1)
+    # Teacher logits with a spread of 2.5 around 0: confident, not one-hot.
     kernel, bias = teacher.output_dense.get_weights()
-    teacher.output_dense.set_weights([kernel * 40, bias])  # confident, but not one-hot
-    train, heldout = random_bert_inputs(16, 8, VOCABULARY, seed=1), random_bert_inputs(128, 8, VOCABULARY, seed=2)
-    hard_labels = np.argmax(keras.ops.convert_to_numpy(teacher.predict(train, verbose=0)), -1)
+    logits = keras.ops.convert_to_numpy(teacher.predict(inputs, verbose=0))
+    scale = 2.5 / (logits - logits.mean(0)).std()
+    teacher.output_dense.set_weights([kernel * scale, (bias - logits.mean(0)) * scale])
+    target = keras.ops.convert_to_numpy(teacher.predict(inputs, verbose=0))
+    hard_labels = np.argmax(target, -1)
     start = BertClassifier(tiny_backbone(num_layers=1, max_sequence_length=16), num_classes=4, dropout=0.0)
-    agreement = {}
+    before = _mean_kl(target, keras.ops.convert_to_numpy(start.predict(inputs, verbose=0)))
+    kl = {}
     for alpha in (1.0, 0.0):
         student = BertClassifier.from_config(start.get_config())
         student.set_weights(start.get_weights())
         distiller = Distiller(teacher, student, temperature=2.0, alpha=alpha)
         distiller.compile(optimizer=keras.optimizers.Adam(3e-3))
-        distiller.fit(train, hard_labels, batch_size=16, epochs=60, verbose=0)
-        predicted = distiller.predict(heldout, verbose=0)
-        agreement[alpha] = np.mean(np.argmax(predicted["logits"], -1) == np.argmax(predicted["teacher_logits"], -1))
-    assert agreement[1.0] > agreement[0.0] + 0.05, agreement
+        distiller.fit(inputs, hard_labels, batch_size=16, epochs=40, verbose=0)
+        kl[alpha] = _mean_kl(target, distiller.predict(inputs, verbose=0)["logits"])
+    assert kl[1.0] < 0.3 * before and kl[1.0] < kl[0.0], (kl, before)
