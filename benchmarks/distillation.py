@@ -107,20 +107,24 @@ def _pipeline(path):
     return pipeline_for(keras.saving.load_model(path, compile=False), tokenizer, sequence_length=64, batch_size=32)
 
 
-def measure(folders, heldout, repeats):
-    """Held-out accuracy (all sentences, untimed) and end-to-end sentences/s (alternating rounds) per model."""
+def measure(folders, heldout, repeats, pipelines=None):
+    """Held-out accuracy (all sentences, untimed) and end-to-end sentences/s (alternating rounds) per model.
+
+    With `pipelines` given (name -> pipeline) instead of folders, only the speed is measured.
+    """
     from benchmarks.common import time_interleaved
 
     texts = [text for text, _ in heldout]
     labels = [label for _, label in heldout]
     timed = texts[:TIMED_SENTENCES]
-    pipelines = {name: _pipeline(path) for name, path in folders.items()}
+    speed_only = pipelines is not None
+    pipelines = pipelines or {name: _pipeline(path) for name, path in folders.items()}
     results = {}
     for name, pipeline in pipelines.items():
-        predicted = [row["label"] for row in pipeline(texts)]
-        results[name] = {"accuracy": round(float(np.mean([p == t for p, t in zip(predicted, labels)])), 4),
-                         "layers": pipeline.model.backbone.num_layers,
-                         "parameters": int(pipeline.model.count_params())}
+        results[name] = {"layers": pipeline.model.backbone.num_layers, "parameters": int(pipeline.model.count_params())}
+        if not speed_only:
+            predicted = [row["label"] for row in pipeline(texts)]
+            results[name]["accuracy"] = round(float(np.mean([p == t for p, t in zip(predicted, labels)])), 4)
     log(f"timing {list(pipelines)} on {len(timed)} sentences per call, {repeats} alternating rounds")
     seconds = time_interleaved({name: (lambda p=p: p(timed)) for name, p in pipelines.items()}, warmup=1,
                                repeats=repeats)
@@ -145,6 +149,9 @@ def main(argv=None):
     parser.add_argument("--teacher", help="a fine-tuned teacher to use instead (run folder, or .keras with "
                                           "<stem>.vocab.txt beside it); default: fine-tune one (step 1)")
     parser.add_argument("--repeats", type=int, default=5, help="timed rounds")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="time the teacher and its students straight from `student_from_teacher` (not distilled: "
+                             "the speed does not depend on the weights); no accuracy")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--report", help="write the results as JSON here")
     args = parser.parse_args(argv)
@@ -153,6 +160,8 @@ def main(argv=None):
 
     files, heldout, counts = data_files()
     log(f"backend {keras.backend.backend()}, {os.cpu_count()} CPUs; data {counts}")
+    if args.speed_only:
+        return speed_only(args, heldout, counts)
     if args.teacher is not None:
         teacher, teacher_minutes = args.teacher, 0.0
     else:
@@ -175,6 +184,33 @@ def main(argv=None):
     print(f"{'model':12} {'layers':>6} {'accuracy':>9} {'sentences/s':>12} {'x teacher':>10}")
     for name, r in results.items():
         print(f"{name:12} {r['layers']:6d} {r['accuracy']:9.4f} {r['sentences_per_second']:12.1f} "
+              f"{r['speedup_vs_teacher']:10.2f}")
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)
+    return report
+
+
+def speed_only(args, heldout, counts):
+    """End-to-end sentences/s of the teacher and of its undistilled students, in alternating rounds."""
+    import keras
+
+    from keras_bert import student_from_teacher
+    from keras_bert.pipelines import pipeline_for
+
+    teacher_path = args.teacher or ensure_teacher(data_files()[0], args.teacher_epochs, 0 if args.quiet else 2)[0]
+    teacher = _pipeline(teacher_path)
+    pipelines = {"teacher": teacher}
+    for layers in args.layers:
+        student = student_from_teacher(teacher.model, num_layers=layers)
+        pipelines[f"student_{layers}l"] = pipeline_for(student, teacher.tokenizer, sequence_length=64, batch_size=32)
+    results = measure(None, heldout, args.repeats, pipelines=pipelines)
+    report = {"backend": keras.backend.backend(), "data": counts, "timed_sentences": TIMED_SENTENCES,
+              "teacher": str(teacher_path), "speed_only": True,
+              "options": {k: v for k, v in vars(args).items() if k not in ("report", "quiet")}, "results": results}
+    print(f"{'model':12} {'layers':>6} {'parameters':>11} {'sentences/s':>12} {'x teacher':>10}")
+    for name, r in results.items():
+        print(f"{name:12} {r['layers']:6d} {r['parameters']:11d} {r['sentences_per_second']:12.1f} "
               f"{r['speedup_vs_teacher']:10.2f}")
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:

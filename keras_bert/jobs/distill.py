@@ -268,10 +268,35 @@ def _with_teacher_logits(runner, distiller, train_features, eval_features, job, 
             continue
         if verbose:
             print(f"teacher logits: one inference pass over the {len(features)} {name} features")
-        logits = distiller.teacher.predict(features.dataset(job["batch_size"], labels=False), verbose=verbose)
-        y = {"labels": features.y, "teacher_logits": np.asarray(logits, "float32")}
+        y = {"labels": features.y, "teacher_logits": _teacher_logits(distiller.teacher, features.x, job["batch_size"])}
         out.append(TaskFeatures(features.x, y, features.sample_weight, features.info))
     return tuple(out)
+
+
+def _teacher_logits(teacher, x, batch_size, multiple=16):
+    """The teacher's logits of every row of `x`, in order, batching rows of similar length.
+
+    Rows are sorted by their number of real tokens and each batch is cut to
+    its longest row, rounded up to a multiple of `multiple` (few distinct
+    shapes to compile): most texts are much shorter than the sequence length,
+    and padding changes no logit. A tagger's logits are padded back to the full length.
+    """
+    lengths = np.asarray(x["padding_mask"]).sum(axis=1)
+    full = x["token_ids"].shape[1]
+    order = np.argsort(lengths, kind="stable")
+    out = None
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        cut = min(full, max(multiple, int(-(-lengths[rows].max() // multiple) * multiple)))
+        logits = np.asarray(teacher.predict_on_batch({k: v[rows, :cut] for k, v in x.items()}), "float32")
+        if out is None:
+            out = np.zeros((len(order), full, logits.shape[-1]) if logits.ndim == 3 else (len(order),) + logits.shape[1:],
+                           "float32")
+        if logits.ndim == 3:
+            out[rows, :cut] = logits
+        else:
+            out[rows] = logits
+    return out
 
 
 def _fit(runner, distiller, features, validation, job, steps_per_epoch):

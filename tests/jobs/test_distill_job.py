@@ -71,3 +71,15 @@ def test_refused_teachers_and_students(teacher_file, tmp_path):
         distill(teacher_file, str(other_labels), tmp_path / "d", student_layers=1, verbose=0)
     with pytest.raises(FileNotFoundError, match="finetune. output folder or a .keras"):
         distill(tmp_path / "nowhere", TRAIN, tmp_path / "e", verbose=0)
+
+
+def test_teacher_logits_computed_up_front_in_length_batches_are_the_teachers():
+    from keras_bert.jobs.distill import _teacher_logits
+
+    teacher = BertClassifier(tiny_backbone(max_sequence_length=40), num_classes=3)
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(3, 41, size=21)
+    mask = (np.arange(40) < lengths[:, None]).astype("int32")
+    x = {"token_ids": rng.integers(1, 147, size=(21, 40)).astype("int32") * mask, "segment_ids": 0 * mask,
+         "padding_mask": mask}
+    np.testing.assert_allclose(_teacher_logits(teacher, x, 8), teacher.predict(x, verbose=0), atol=1e-5)
