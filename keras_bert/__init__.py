@@ -40,6 +40,8 @@ from keras_bert.models import (
     ElectraGenerator,
     EncoderBackbone,
     RobertaBackbone,
+    Distiller,
+    student_from_teacher,
 )
 from keras_bert.optimizers import BertAdamW, BertLamb, WarmupSchedule, create_optimizer
 

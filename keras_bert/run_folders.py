@@ -15,7 +15,7 @@ import os
 MODEL_FILE = "model.keras"
 VOCAB_FILE = "vocab.txt"
 # The record each job writes, in the order they are looked for.
-RECORD_FILES = {"finetune": "finetune.json", "pretrain": "config.json"}
+RECORD_FILES = {"finetune": "finetune.json", "pretrain": "config.json", "distill": "distill.json"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,7 +26,7 @@ class RunFolder:
         folder: the folder.
         model_file: its `model.keras`.
         vocab_file: its `vocab.txt`, or None when there is none.
-        kind: "finetune" or "pretrain" (whose record was found), or None.
+        kind: "finetune", "pretrain" or "distill" (whose record was found), or None.
         job: the record's "job" dict (the job's arguments), or None.
     """
 

@@ -3,6 +3,7 @@
     keras-bert vocab    --corpus texts/ --size 8000 --out vocab.txt
     keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --steps 5000 --out runs/mini [--resume]
     keras-bert finetune --task classify --init hf_or_keras_model --train train.tsv --eval dev.tsv --out runs/sst
+    keras-bert distill  --teacher runs/sst --train train.tsv --eval dev.tsv --student-layers 3 --out runs/student
     keras-bert convert  uncased_L-12_H-768_A-12/ out/bert.keras      (or an HF folder; --to hf for the reverse)
     keras-bert export   runs/sst/model.keras --out saved_models/sst    (TF SavedModel, tokenizer inside)
     keras-bert predict  saved_models/sst "a gorgeous, witty, seductive movie."   (JSON lines out)
@@ -21,7 +22,7 @@ import os
 import shlex
 import sys
 
-from keras_bert.cli import convert, export, finetune, predict, pretrain, vocab
+from keras_bert.cli import convert, distill, export, finetune, predict, pretrain, vocab
 from keras_bert import __version__
 from keras_bert.cli.errors import UserError
 from keras_bert.jobs.checkpointing import read_checkpoint_state
@@ -60,7 +61,7 @@ def _add_command(subparsers, name, help, add_arguments, run):
 
 def _where_to_resume(args, argv):
     """For an interrupted training job: its last checkpoint and the command that continues from it."""
-    if args.command not in ("pretrain", "finetune") or not getattr(args, "out", None):
+    if args.command not in ("pretrain", "finetune", "distill") or not getattr(args, "out", None):
         return ""
     checkpoints = os.path.join(args.out, "checkpoints")
     try:
@@ -83,6 +84,7 @@ def build_parser():
     _add_command(subparsers, "vocab", vocab.HELP, vocab.add_vocab_arguments, vocab.run_vocab)
     _add_command(subparsers, "pretrain", pretrain.HELP, pretrain.add_pretrain_arguments, pretrain.run_pretrain)
     _add_command(subparsers, "finetune", finetune.HELP, finetune.add_finetune_arguments, finetune.run_finetune)
+    _add_command(subparsers, "distill", distill.HELP, distill.add_distill_arguments, distill.run_distill)
     _add_command(subparsers, "convert", convert.HELP, convert.add_convert_arguments, convert.run_convert)
     _add_command(subparsers, "export", export.HELP, export.add_export_arguments, export.run_export)
     _add_command(subparsers, "predict", predict.HELP, predict.add_predict_arguments, predict.run_predict)

@@ -16,6 +16,8 @@ from keras_bert.models.electra_discriminator import ElectraDiscriminator
 from keras_bert.models.electra_generator import ElectraGenerator
 from keras_bert.models.encoder_backbone import EncoderBackbone
 from keras_bert.models.roberta_backbone import RobertaBackbone
+from keras_bert.models.distiller import Distiller
+from keras_bert.models.student_from_teacher import student_from_teacher
 
 __all__ = [
     "AlbertBackbone",
@@ -34,4 +36,6 @@ __all__ = [
     "ElectraGenerator",
     "EncoderBackbone",
     "RobertaBackbone",
+    "Distiller",
+    "student_from_teacher",
 ]

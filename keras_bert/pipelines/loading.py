@@ -52,7 +52,8 @@ def load_pipeline(folder, **kwargs):
         FileNotFoundError: `folder` is not a fine-tuning run's folder.
     """
     run = read_run_folder(folder)
-    if run is None or run.kind != "finetune" or run.vocab_file is None:
+    # A `keras-bert distill` folder holds a fine-tuned student with the same record fields.
+    if run is None or run.kind not in ("finetune", "distill") or run.vocab_file is None:
         raise FileNotFoundError(
             f"{folder}: not a `keras-bert finetune` output folder (it needs model.keras, vocab.txt and finetune.json)"
         )

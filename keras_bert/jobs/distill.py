@@ -1,0 +1,329 @@
+"""The distillation job behind `keras-bert distill`: a fine-tuned teacher and labelled files in, a smaller student out.
+
+    keras-bert distill --teacher runs/sst --train train.tsv --eval dev.tsv --student-layers 3 \\
+        --temperature 2 --alpha 0.5 --out runs/student
+
+DistilBERT's recipe (Sanh et al., 2019) applied to a task model: the student
+is the teacher with fewer transformer blocks, initialised from every other
+one of the teacher's (`student_from_teacher`), and trained by `Distiller` on
+`alpha * T^2 * KL(teacher_T || student_T) + (1 - alpha) * CE(labels, student)`,
+optionally plus `hidden_loss_weight` times a cosine loss between each student
+block and the teacher block it came from.
+
+The teacher's logits are computed once, up front, over the training data
+(one inference pass; the teacher then does not run during training) unless
+the hidden-state loss is on, which needs the teacher's hidden states at every
+step: then the teacher runs on the fly, in inference mode.
+
+Tasks: the teacher's, a classifier (`BertClassifier` with 2+ classes) or a
+token classifier (`BertTokenClassifier`); the files are read as `keras-bert
+finetune` reads them for that task (the same options).
+
+Output folder (as `keras-bert finetune`'s, so `export`, `predict` and
+`load_pipeline` take it):
+    model.keras           the student: a plain task model of the teacher's class (written atomically)
+    vocab.txt, labels.json
+    metrics.json          the student's held-out metrics (with --eval)
+    eval_predictions.jsonl
+    distill.json          job arguments, student config, the held-out metrics of student and teacher, timings
+    history.csv, logs/    per-epoch training (and validation) loss and student accuracy
+    checkpoints/          a resumable checkpoint (teacher and student) at every epoch end; `--resume`
+"""
+
+import json
+import os
+import time
+
+import keras
+import numpy as np
+
+from keras_bert.jobs.checkpointing import write_atomic_text
+from keras_bert.jobs.runner import JobRunner
+from keras_bert.models.distiller import Distiller, check_distillation_arguments
+from keras_bert.models.student_from_teacher import student_from_teacher, teacher_layer_indices
+from keras_bert.optimizers import create_optimizer
+from keras_bert.run_folders import read_run_folder
+from keras_bert.tasks import task_for_model
+
+_TASKS = ("classifier", "token_classifier")
+# Job arguments a resumed run must share with its checkpoint's run.
+_RESUME_KEYS = ("teacher", "train", "student_layers", "layer_indices", "temperature", "alpha", "hidden_loss_weight",
+                "precompute_teacher_logits", "sequence_length", "batch_size", "epochs", "steps", "learning_rate",
+                "warmup_steps", "weight_decay", "seed", "length_buckets")
+
+
+def distill(
+    teacher, train, output_dir, eval=None, student_layers=3, layer_indices=None, temperature=2.0, alpha=0.5,
+    hidden_loss_weight=0.0, vocab=None, lowercase=None, sequence_length=None, batch_size=32, epochs=3,
+    learning_rate=1e-4, warmup_ratio=0.1, weight_decay=0.01, seed=0, length_buckets=None, verbose=1, callbacks=(),
+    resume=False, overwrite=False, tensorboard=True, **task_options,
+):
+    """Distils a fine-tuned teacher into a student with `student_layers` of its blocks, and evaluates both.
+
+    Args:
+        teacher: a `keras-bert finetune` output folder (its vocab.txt, casing
+            and sequence length become the defaults), or a `.keras` task model
+            file (with `vocab` or a `<file>.vocab.txt` sidecar).
+        train: the training file (labelled as for `keras-bert finetune`).
+        output_dir: where the student and reports go (see the module docstring).
+        eval: optional held-out file: student and teacher are both scored on it.
+        student_layers, layer_indices: the student's depth and the teacher
+            blocks it starts from (default every other one, first and last
+            kept; see `student_from_teacher`).
+        temperature, alpha, hidden_loss_weight: the loss (see `Distiller`).
+        vocab, lowercase: the teacher's vocabulary and casing (default: its run folder's).
+        sequence_length: packed length (default: the teacher run's, else 128).
+        batch_size, epochs, learning_rate, warmup_ratio, weight_decay, seed,
+            length_buckets: as in `keras_bert.jobs.finetune.finetune` (AdamW,
+            linear warmup and decay); lr 1e-4 by default, as the teacher's recipe.
+        verbose: 1 for progress and a summary, 0 for silence. callbacks: extra Keras callbacks.
+        resume, overwrite, tensorboard: as in `finetune`.
+        **task_options: how the files are read (`text_column`, `label_column`,
+            `pair_column`, `format`, `header`, `window_stride`; `word_column`,
+            `tag_column` for a tagger), as `finetune` takes them.
+
+    Returns:
+        dict with `student` and `teacher` held-out metrics (empty without `eval`),
+        `history`, `counts`, `train_seconds`, `teacher_logits_seconds`,
+        `wall_seconds`, `output_dir`, `resumed_from_step`.
+
+    Raises:
+        ValueError: a teacher that is not a classifier or tagger, a student
+            deeper than the teacher, bad loss arguments, labels the teacher does not know.
+    """
+    started = time.time()
+    _validate(train, eval, batch_size, epochs, warmup_ratio)
+    train, eval, output_dir = os.fspath(train), eval and os.fspath(eval), os.fspath(output_dir)
+    keras.utils.set_random_seed(seed)
+    teacher_model, tokenizer, recorded, source = _load_teacher(os.fspath(teacher), vocab, lowercase)
+    spec = task_for_model(teacher_model)
+    # Checked now, before reading any data: the student's shape and the loss's arguments.
+    check_distillation_arguments(temperature, alpha, hidden_loss_weight)
+    student_from_teacher(teacher_model, student_layers, layer_indices)
+    indices = list(layer_indices) if layer_indices else teacher_layer_indices(
+        teacher_model.backbone.num_layers, student_layers
+    )
+    sequence_length = sequence_length or min(recorded.get("sequence_length") or 128,
+                                             teacher_model.backbone.max_sequence_length)
+    handler, options = _task_job(spec, recorded, task_options, sequence_length, teacher_model)
+    if verbose:
+        print(f"keras-bert distill {spec.name}: teacher {source} ({teacher_model.backbone.num_layers} layers) -> "
+              f"student of {student_layers} layers (teacher blocks {indices}) on the {keras.backend.backend()} backend")
+    train_features, eval_examples, eval_features, counts = _read_data(spec, handler, tokenizer, train, eval, teacher_model)
+    precompute = hidden_loss_weight == 0
+    steps_per_epoch = len(train_features) // min(batch_size, len(train_features))
+    job = dict(
+        task=spec.name, teacher=os.fspath(teacher), train=train, eval=eval, lowercase=tokenizer.lowercase,
+        student_layers=student_layers, layer_indices=indices, temperature=temperature, alpha=alpha,
+        hidden_loss_weight=hidden_loss_weight, precompute_teacher_logits=precompute, sequence_length=sequence_length,
+        batch_size=batch_size, epochs=epochs, steps=epochs * steps_per_epoch, learning_rate=learning_rate,
+        warmup_ratio=warmup_ratio, warmup_steps=int(warmup_ratio * epochs * steps_per_epoch),
+        weight_decay=weight_decay, seed=seed, length_buckets=list(length_buckets) if length_buckets else None,
+        backend=keras.backend.backend(), **{k: v for k, v in options.items() if k not in ("sequence_length", "dropout")},
+    )
+    runner = JobRunner(output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, tensorboard=tensorboard,
+                       callbacks=callbacks, verbose=verbose)
+    distiller = runner.build_or_resume(lambda: _new_distiller(teacher_model, job))
+
+    logits_started = time.time()
+    data, validation = _with_teacher_logits(runner, distiller, train_features, eval_features, job, verbose)
+    logits_seconds = time.time() - logits_started
+    fit_started = time.time()
+    history = _fit(runner, distiller, data, validation, job, steps_per_epoch)
+    train_seconds = time.time() - fit_started
+
+    student, metrics = distiller.student, {}
+    if eval_features is not None:
+        metrics["student"], predictions = handler.evaluate(student, eval_features, eval_examples, batch_size)
+        metrics["teacher"], _ = handler.evaluate(distiller.teacher, eval_features, eval_examples, batch_size)
+        runner.write_json("metrics.json", metrics["student"])
+        rows = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in predictions)
+        write_atomic_text(rows, runner.path("eval_predictions.jsonl"))
+    runner.save(student, tokenizer.get_vocabulary())
+    if handler.label_names is not None:
+        runner.write_json("labels.json", handler.label_names)
+    summary = dict(
+        student=metrics.get("student", {}), teacher=metrics.get("teacher", {}), history=history, counts=counts,
+        teacher_logits_seconds=round(logits_seconds, 1), train_seconds=round(train_seconds, 1),
+        wall_seconds=round(time.time() - started, 1), output_dir=output_dir, resumed_from_step=runner.start_step,
+    )
+    runner.write_json("distill.json", {"job": job, "backbone": student.backbone.get_config(),
+                                       "label_names": handler.label_names, **summary})
+    runner.finish()
+    if verbose:
+        _report(summary, os.path.join(output_dir, "model.keras"), student_layers, teacher_model.backbone.num_layers)
+    return summary
+
+
+# --------------------------------------------------------------------------- phases
+def _validate(train, eval, batch_size, epochs, warmup_ratio):
+    """Raises on arguments that would fail later, before any work is done."""
+    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
+    if not 0.0 <= warmup_ratio < 1.0:
+        raise ValueError(f"`warmup_ratio` must be in [0, 1). Received: warmup_ratio={warmup_ratio!r}")
+    for path, flag in ((train, "--train"), (eval, "--eval")):
+        if path is not None and not os.path.isfile(path):
+            raise FileNotFoundError(f"{flag}: no such file: {path}")
+
+
+def _load_teacher(teacher, vocab, lowercase):
+    """`(teacher model, tokenizer, the teacher run's job record or {}, description)`.
+
+    Raises:
+        FileNotFoundError: no such folder or file, or no vocabulary for it.
+        ValueError: not a classifier or token classifier.
+    """
+    # defers TensorFlow (the tokenizer is tensorflow-text): `keras-bert --help` must not import it
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+
+    run = read_run_folder(teacher)
+    if run is not None:
+        model_file, recorded = run.model_file, dict(run.job)
+        vocab = vocab or run.vocab_file
+        lowercase = run.lowercase if lowercase is None else lowercase
+    elif os.path.isfile(teacher) and teacher.endswith(".keras"):
+        model_file, recorded = teacher, {}
+    else:
+        raise FileNotFoundError(
+            f"--teacher {teacher}: expected a `keras-bert finetune` output folder or a .keras task model file"
+        )
+    model = keras.saving.load_model(model_file, compile=False)
+    task = task_for_model(model)
+    if task is None or task.name not in _TASKS:
+        raise ValueError(
+            f"--teacher {teacher}: distillation needs a classifier (2+ classes) or a token classifier. Received: a "
+            f"{type(model).__name__}" + (f" ({task.name})" if task is not None else "")
+        )
+    try:
+        tokenizer = BertTokenizer.from_pretrained(vocab or model_file, **({} if lowercase is None else
+                                                                         {"lowercase": lowercase}))
+    except ValueError:
+        raise FileNotFoundError(f"--teacher {teacher}: no vocabulary found beside it; pass --vocab") from None
+    return model, tokenizer, recorded, f"{type(model).__name__} {model_file}"
+
+
+def _task_job(spec, recorded, given, sequence_length, teacher):
+    """The task's `FinetuneTaskJob` with the teacher run's file options, overridden by `given`."""
+    job_class = spec.load("finetune")
+    unknown = sorted(set(given) - set(job_class.OPTIONS))
+    if unknown:
+        raise TypeError(f"distill() got unexpected keyword arguments {unknown}; {spec.name} options: "
+                        f"{sorted(job_class.OPTIONS)}")
+    options = {**job_class.OPTIONS, **{k: recorded[k] for k in job_class.OPTIONS if k in recorded},
+               **{k: v for k, v in given.items() if v is not None}}
+    if "window_stride" in options and "window_stride" not in given and "window_stride" not in recorded:
+        options["window_stride"] = (sequence_length - 2) // 2
+    options.update(sequence_length=sequence_length, dropout=teacher.dropout)
+    return job_class(options), options
+
+
+def _read_data(spec, handler, tokenizer, train, eval, teacher):
+    """`(train features, eval examples, eval features, counts)`, labels encoded with the teacher's names."""
+    handler.label_names = list(teacher.label_names) if teacher.label_names is not None else None
+    # The classifier's training features keep given label names (and count the majority class); the
+    # tagger's would take the file's tags instead, so they are read as held-out data when the teacher names its tags.
+    training = handler.label_names is None or spec.name == "classifier"
+    train_features = handler.features(handler.read(train), tokenizer, training=training)
+    names = handler.label_names
+    if (teacher.label_names is not None and names != teacher.label_names) or len(names) != teacher.num_classes:
+        raise ValueError(
+            f"{train}: its labels {names} are not the teacher's "
+            f"{teacher.label_names if teacher.label_names is not None else f'{teacher.num_classes} classes'}"
+        )
+    eval_examples = eval_features = None
+    counts = {"train": handler.counts(train_features)}
+    if eval:
+        eval_examples = handler.read(eval)
+        eval_features = handler.features(eval_examples, tokenizer, training=False)
+        counts["eval"] = handler.counts(eval_features)
+    return train_features, eval_examples, eval_features, counts
+
+
+def _new_distiller(teacher, job):
+    student = student_from_teacher(teacher, job["student_layers"], job["layer_indices"])
+    distiller = Distiller(
+        teacher, student, job["temperature"], job["alpha"], job["hidden_loss_weight"], layer_map=job["layer_indices"],
+        precomputed_teacher_logits=job["precompute_teacher_logits"],
+    )
+    distiller.compile(optimizer=create_optimizer(
+        learning_rate=job["learning_rate"], weight_decay=job["weight_decay"], warmup_steps=job["warmup_steps"],
+        total_steps=job["steps"],
+    ))
+    return distiller
+
+
+def _with_teacher_logits(runner, distiller, train_features, eval_features, job, verbose):
+    """`(train, eval)` features with the teacher's logits beside the labels, when they are computed up front."""
+    # defers TensorFlow (features build tf.data datasets), as the tokenizer above
+    from keras_bert.preprocessing.tasks.task_features import TaskFeatures
+
+    if not job["precompute_teacher_logits"] or runner.start_step >= job["steps"]:
+        return train_features, eval_features
+    out = []
+    for name, features in (("training", train_features), ("held-out", eval_features)):
+        if features is None:
+            out.append(None)
+            continue
+        if verbose:
+            print(f"teacher logits: one inference pass over the {len(features)} {name} features")
+        y = {"labels": features.y, "teacher_logits": _teacher_logits(distiller.teacher, features.x, job["batch_size"])}
+        out.append(TaskFeatures(features.x, y, features.sample_weight, features.info))
+    return tuple(out)
+
+
+def _teacher_logits(teacher, x, batch_size, multiple=16):
+    """The teacher's logits of every row of `x`, in order, batching rows of similar length.
+
+    Rows are sorted by their number of real tokens and each batch is cut to
+    its longest row, rounded up to a multiple of `multiple` (few distinct
+    shapes to compile): most texts are much shorter than the sequence length,
+    and padding changes no logit. A tagger's logits are padded back to the full length.
+    """
+    lengths = np.asarray(x["padding_mask"]).sum(axis=1)
+    full = x["token_ids"].shape[1]
+    order = np.argsort(lengths, kind="stable")
+    out = None
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        cut = min(full, max(multiple, int(-(-lengths[rows].max() // multiple) * multiple)))
+        logits = np.asarray(teacher.predict_on_batch({k: v[rows, :cut] for k, v in x.items()}), "float32")
+        if out is None:
+            out = np.zeros((len(order), full, logits.shape[-1]) if logits.ndim == 3 else (len(order),) + logits.shape[1:],
+                           "float32")
+        if logits.ndim == 3:
+            out[rows, :cut] = logits
+        else:
+            out[rows] = logits
+    return out
+
+
+def _fit(runner, distiller, features, validation, job, steps_per_epoch):
+    """Trains the student from `runner.start_step` to the end; returns the history of the epochs run now."""
+    batch = min(job["batch_size"], len(features))
+    buckets = job["length_buckets"]
+    if buckets and isinstance(features.y, dict) and job["task"] == "classifier" and (
+        np.shape(features.y["teacher_logits"])[1] == job["sequence_length"]
+    ):
+        buckets = None  # as many classes as tokens: bucketing would cut the logits as if they were per token
+    train_data = features.dataset(
+        batch, shuffle=True, seed=job["seed"], drop_remainder=True, length_buckets=buckets, repeat=True,
+    ).skip(runner.start_step)
+    # As in `finetune`: build the compiled metrics from a batch outside the training stream, so a fresh and a
+    # resumed run train on the same batches on JAX and torch.
+    distiller._symbolic_build(data_batch=next(iter(features.dataset(batch).take(1))))
+    return runner.fit(distiller, train_data, epochs=job["epochs"], steps_per_epoch=steps_per_epoch,
+                      validation_data=None if validation is None else validation.dataset(job["batch_size"]))
+
+
+def _report(summary, model_path, student_layers, teacher_layers):
+    student, teacher = summary["student"], summary["teacher"]
+    if student:
+        key = "accuracy" if "accuracy" in student else ("f1" if "f1" in student else "word_accuracy")
+        print(f"held-out {key}: student ({student_layers} layers) {student[key]:.4f}, "
+              f"teacher ({teacher_layers} layers) {teacher[key]:.4f}")
+    else:
+        print("no --eval file: no held-out metrics")
+    print(f"saved the student {model_path} ({summary['train_seconds']} s training, "
+          f"{summary['teacher_logits_seconds']} s teacher logits)")
