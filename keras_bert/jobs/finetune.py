@@ -66,18 +66,21 @@ import warnings
 import keras
 
 from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy, strategy_scope
+from keras_bert.jobs.best_epoch import ADAPTER_FILE as BEST_ADAPTER_FILE
 from keras_bert.jobs.best_epoch import WEIGHTS_FILE as BEST_WEIGHTS_FILE
 from keras_bert.jobs.best_epoch import BestEpoch, read_best_record
 from keras_bert.jobs.checkpointing import write_atomic_text
 from keras_bert.jobs.initial_backbone import load_init
+from keras_bert.jobs.lora_job import lora_job
 from keras_bert.jobs.runner import JobRunner
+from keras_bert.models.lora import load_adapter, lora_info
 from keras_bert.optimizers import create_optimizer
 from keras_bert.tasks import TASKS, get_task
 
 # Job arguments a resumed run must share with the checkpoint's run: anything
 # else would silently continue a different training.
 _RESUME_KEYS = ("task", "train", "batch_size", "epochs", "steps", "learning_rate", "warmup_steps", "weight_decay",
-                "seed", "sequence_length", "length_buckets", "freeze_backbone", "monitor")
+                "seed", "sequence_length", "length_buckets", "freeze_backbone", "monitor", "lora_rank", "lora_alpha")
 # Held-out reports of an earlier run, removed when this run has no --eval file.
 _EVAL_FILES = ("metrics.json", "eval_predictions.jsonl", "predictions.json")
 
@@ -87,7 +90,8 @@ def finetune(
     sequence_length=None, batch_size=32, epochs=3, learning_rate=3e-5, warmup_ratio=0.1, weight_decay=0.01,
     dropout=0.1, freeze_backbone=False, seed=0, verbose=1, callbacks=(), length_buckets=None, resume=False,
     overwrite=False, tensorboard=True, strategy=None, mesh_shape=None, tpu=None,
-    monitor="val_loss", early_stopping_patience=None, select_best=True, **task_options,
+    monitor="val_loss", early_stopping_patience=None, select_best=True, lora_rank=None, lora_alpha=None,
+    **task_options,
 ):
     """Fine-tunes a BERT task model on labelled files and evaluates it.
 
@@ -132,6 +136,11 @@ def finetune(
         select_best: with `eval`, `model.keras` (and the held-out metrics) are
             the best epoch's by `monitor`; the last epoch's weights stay in
             `checkpoints/` for `resume`. False keeps the last epoch's.
+        lora_rank, lora_alpha: train rank-`lora_rank` LoRA adapters on the
+            encoder kernels and the task head only, the update scaled by
+            `lora_alpha / lora_rank` (alpha default: the rank); see
+            `keras_bert.models.lora`. `adapter.npz` then holds the adapters and
+            head alone, `model.keras` the merged model.
         **task_options: how the files are read and the task decoded (see the module docstring).
 
     Returns:
@@ -147,6 +156,7 @@ def finetune(
     spec = get_task(task)
     train, eval, output_dir = os.fspath(train), eval and os.fspath(eval), os.fspath(output_dir)
     _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_buckets, monitor, early_stopping_patience)
+    lora = lora_job(lora_rank, lora_alpha, freeze_backbone)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures the runtime when it is created.
     distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
     options = _task_options(task_options)
@@ -168,16 +178,19 @@ def finetune(
         length_buckets=list(length_buckets) if length_buckets else None, backend=keras.backend.backend(),
         **_distribution_record(strategy, mesh_shape, schedule.batch_size, distributed),
         monitor=monitor if eval else None, early_stopping_patience=early_stopping_patience,
-        select_best=bool(select_best and eval),
+        select_best=bool(select_best and eval), lora_rank=lora_rank, lora_alpha=lora_alpha,
         **{k: v for k, v in options.items() if k not in ("sequence_length", "dropout", "read_stats")},
     )
     runner = JobRunner(
         output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, strategy=distributed,
         upgrade_record=_upgrade_record, tensorboard=tensorboard, callbacks=callbacks, verbose=verbose,
+        model_format=lora and lora.checkpoint_format,
     )
     optimizer = dict(learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=schedule.warmup_steps,
                      total_steps=schedule.steps)
-    model = runner.build_or_resume(lambda: _new_model(handler, backbone, freeze_backbone, optimizer))
+    model = runner.build_or_resume(lambda: _new_model(handler, backbone, freeze_backbone, optimizer, lora))
+    if lora and verbose:
+        print(lora.describe(model))
 
     fit_started = time.time()
     best = _best_epoch_callback(runner, job, schedule)
@@ -185,7 +198,9 @@ def finetune(
     train_seconds = time.time() - fit_started
     best_epoch = _select_best(runner, model, best, job)
     metrics = _evaluate(runner, spec, handler, model, eval_features, eval_examples, batch_size)
-    runner.save(model, tokenizer.get_vocabulary())
+    if lora:
+        summary_lora = lora.save(runner, model, job["init"])
+    runner.save(lora.merged(model) if lora else model, tokenizer.get_vocabulary())
     if handler.label_names is not None:
         runner.write_json("labels.json", handler.label_names)
     summary = dict(
@@ -194,6 +209,8 @@ def finetune(
     )
     if options.get("read_stats"):
         summary["read_stats"] = options["read_stats"]
+    if lora:
+        summary["lora"] = summary_lora
     runner.write_json(
         "finetune.json",
         {"job": job, "backbone": model.backbone.get_config(), "label_names": handler.label_names, **summary},
@@ -314,10 +331,12 @@ def _upgrade_record(recorded):
     return {**recorded, "task": get_task(recorded["task"]).name}
 
 
-def _new_model(handler, backbone, freeze_backbone, optimizer):
+def _new_model(handler, backbone, freeze_backbone, optimizer, lora=None):
     model = handler.model(backbone)
     if freeze_backbone:
         model.backbone.trainable = False
+    if lora:
+        lora.enable(model)
     model.compile(optimizer=create_optimizer(**optimizer))
     return model
 
@@ -390,7 +409,10 @@ def _select_best(runner, model, best, job):
         return None
     if job["select_best"] and record["epoch"] != record["last_epoch"]:
         with strategy_scope(runner.strategy):
-            model.load_weights(os.path.join(best.directory, BEST_WEIGHTS_FILE))
+            if lora_info(model):  # a .weights.h5 holds merged kernels, no adapters: the adapter file has them
+                load_adapter(model, os.path.join(best.directory, BEST_ADAPTER_FILE))
+            else:
+                model.load_weights(os.path.join(best.directory, BEST_WEIGHTS_FILE))
     return {
         "epoch": record["epoch"], "step": record["step"], "monitor": record["monitor"], "value": record["value"],
         "epochs_run": record["last_epoch"], "stopped_early": record["stopped_early"],

@@ -85,6 +85,9 @@ class JobRunner:
             losing its record). They may be given after construction too, as
             `runner.before_checkpoint`, until `fit`.
         verbose: 1 says whether the run resumes; 0 is silent.
+        model_format: None to checkpoint `.keras` files, or how else to write
+            and read the checkpoint's model (see `checkpointing.save_checkpoint`;
+            LoRA runs use `RawVariablesFormat`, rebuilding with `build_or_resume`'s `build`).
 
     Attributes:
         start_step: the step the run starts from (0, or the checkpoint's).
@@ -105,6 +108,7 @@ class JobRunner:
         callbacks=(),
         before_checkpoint=(),
         verbose=1,
+        model_format=None,
     ):
         self.output_dir = os.fspath(output_dir)
         self.job = job
@@ -116,6 +120,7 @@ class JobRunner:
         self.callbacks = list(callbacks)
         self.before_checkpoint = list(before_checkpoint)
         self.verbose = verbose
+        self.model_format = model_format or None
         self.checkpoint_dir = os.path.join(self.output_dir, "checkpoints")
         self.chief = is_chief()
         if not resume:
@@ -161,7 +166,7 @@ class JobRunner:
                 if self.upgrade_record is not None:
                     recorded = self.upgrade_record(recorded)
                 check_same_job(recorded, self.job, self.resume_keys, self.checkpoint_dir)
-                model, state = load_checkpoint(self.checkpoint_dir)
+                model, state = load_checkpoint(self.checkpoint_dir, self.model_format, build)
                 self.start_step = state["step"]
                 if self.verbose:
                     print(f"Resuming from step {self.start_step} of {self.job['steps']} ({self.checkpoint_dir})")
@@ -205,7 +210,8 @@ class JobRunner:
             # epoch-end checkpoint could save the broken weights.
             NonFiniteLossGuard(self.checkpoint_dir, steps_per_epoch),
             *self.before_checkpoint,
-            ResumableCheckpoint(self.path("checkpoints"), steps_per_epoch, extra={"job": self.job}),
+            ResumableCheckpoint(self.path("checkpoints"), steps_per_epoch, extra={"job": self.job},
+                                model_format=self.model_format),
             keras.callbacks.CSVLogger(self.path("history.csv"), append=self.start_step > 0),
             *self.callbacks,
         ]
