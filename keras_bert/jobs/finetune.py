@@ -22,6 +22,7 @@ dropout 0.1, gradient norm clipped at 1.0.
 
 Output folder:
     model.keras           the fine-tuned task model (written atomically)
+    adapter.npz           with --lora-rank: the LoRA adapters and the head alone (model.keras has them merged)
     vocab.txt             the vocabulary it reads
     labels.json           label names in id order (classifier, token_classifier)
     metrics.json          held-out metrics (with --eval)
@@ -90,8 +91,7 @@ def finetune(
     sequence_length=None, batch_size=32, epochs=3, learning_rate=3e-5, warmup_ratio=0.1, weight_decay=0.01,
     dropout=0.1, freeze_backbone=False, seed=0, verbose=1, callbacks=(), length_buckets=None, resume=False,
     overwrite=False, tensorboard=True, strategy=None, mesh_shape=None, tpu=None,
-    monitor="val_loss", early_stopping_patience=None, select_best=True, lora_rank=None, lora_alpha=None,
-    **task_options,
+    monitor="val_loss", early_stopping_patience=None, select_best=True, lora_rank=None, lora_alpha=None, **task_options,
 ):
     """Fine-tunes a BERT task model on labelled files and evaluates it.
 
@@ -136,27 +136,22 @@ def finetune(
         select_best: with `eval`, `model.keras` (and the held-out metrics) are
             the best epoch's by `monitor`; the last epoch's weights stay in
             `checkpoints/` for `resume`. False keeps the last epoch's.
-        lora_rank, lora_alpha: train rank-`lora_rank` LoRA adapters on the
-            encoder kernels and the task head only, the update scaled by
-            `lora_alpha / lora_rank` (alpha default: the rank); see
-            `keras_bert.models.lora`. `adapter.npz` then holds the adapters and
-            head alone, `model.keras` the merged model.
+        lora_rank, lora_alpha: train LoRA adapters (scaled by alpha / rank) and the head only; see `lora_job`.
         **task_options: how the files are read and the task decoded (see the module docstring).
 
     Returns:
         dict with `metrics` (held-out, when `eval`), `history`, data `counts`,
         `best_epoch` (with `eval`: epoch, step, monitor, value, epochs_run,
         stopped_early; else None), `train_seconds`, `wall_seconds`,
-        `output_dir`, `resumed_from_step`.
+        `output_dir`, `resumed_from_step`; with LoRA `lora` (rank, alpha, targets, parameter counts).
 
     Raises:
         TypeError: a keyword that is no argument and no task option.
     """
     started = time.time()
-    spec = get_task(task)
+    spec, lora = get_task(task), lora_job(lora_rank, lora_alpha, freeze_backbone, verbose)  # lora: None without a rank
     train, eval, output_dir = os.fspath(train), eval and os.fspath(eval), os.fspath(output_dir)
     _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_buckets, monitor, early_stopping_patience)
-    lora = lora_job(lora_rank, lora_alpha, freeze_backbone)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures the runtime when it is created.
     distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
     options = _task_options(task_options)
@@ -182,15 +177,12 @@ def finetune(
         **{k: v for k, v in options.items() if k not in ("sequence_length", "dropout", "read_stats")},
     )
     runner = JobRunner(
-        output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, strategy=distributed,
-        upgrade_record=_upgrade_record, tensorboard=tensorboard, callbacks=callbacks, verbose=verbose,
-        model_format=lora and lora.checkpoint_format,
+        output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, strategy=distributed, verbose=verbose,
+        upgrade_record=_upgrade_record, tensorboard=tensorboard, callbacks=callbacks, model_format=lora and lora.format,
     )
     optimizer = dict(learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=schedule.warmup_steps,
                      total_steps=schedule.steps)
     model = runner.build_or_resume(lambda: _new_model(handler, backbone, freeze_backbone, optimizer, lora))
-    if lora and verbose:
-        print(lora.describe(model))
 
     fit_started = time.time()
     best = _best_epoch_callback(runner, job, schedule)
@@ -198,19 +190,14 @@ def finetune(
     train_seconds = time.time() - fit_started
     best_epoch = _select_best(runner, model, best, job)
     metrics = _evaluate(runner, spec, handler, model, eval_features, eval_examples, batch_size)
-    if lora:
-        summary_lora = lora.save(runner, model, job["init"])
-    runner.save(lora.merged(model) if lora else model, tokenizer.get_vocabulary())
+    lora_record = lora.save(runner, model, tokenizer) if lora else runner.save(model, tokenizer.get_vocabulary())
     if handler.label_names is not None:
         runner.write_json("labels.json", handler.label_names)
     summary = dict(
         metrics=metrics, history=history, counts=counts, best_epoch=best_epoch, train_seconds=round(train_seconds, 1),
         wall_seconds=round(time.time() - started, 1), output_dir=output_dir, resumed_from_step=runner.start_step,
     )
-    if options.get("read_stats"):
-        summary["read_stats"] = options["read_stats"]
-    if lora:
-        summary["lora"] = summary_lora
+    summary.update({k: v for k, v in (("read_stats", options.get("read_stats")), ("lora", lora_record)) if v})
     runner.write_json(
         "finetune.json",
         {"job": job, "backbone": model.backbone.get_config(), "label_names": handler.label_names, **summary},

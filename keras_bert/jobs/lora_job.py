@@ -1,9 +1,8 @@
 """What a LoRA run of `finetune` adds: adapters on the new model, the adapter file, the merged model, its checkpoints.
 
-    lora = lora_job(rank, alpha, freeze_backbone)   # None for full fine-tuning
-    lora.enable(model)                              # before compile
-    lora.save(runner, model, init)                  # adapter.npz; returns the record for finetune.json
-    runner.save(lora.merged(model), vocabulary)     # model.keras: plain merged kernels
+    lora = lora_job(rank, alpha, freeze_backbone, verbose)   # None for full fine-tuning
+    lora.enable(model)                # before compile; prints the share of parameters that train
+    lora.save(runner, model, tokenizer)   # adapter.npz, and model.keras with plain merged kernels
 
 Keras writes a LoRA layer's merged kernel (and no adapter) into `.keras`
 files, so a LoRA run checkpoints its raw variables instead
@@ -18,7 +17,7 @@ from keras_bert.models.lora import enable_lora, lora_info, merge_lora, parameter
 ADAPTER_FILE = "adapter.npz"
 
 
-def lora_job(rank, alpha, freeze_backbone):
+def lora_job(rank, alpha, freeze_backbone, verbose=0):
     """The `LoraJob` of a run with `rank`, or None when `rank` is None (full fine-tuning).
 
     Raises:
@@ -35,7 +34,7 @@ def lora_job(rank, alpha, freeze_backbone):
         raise ValueError(f"The LoRA alpha must be a positive number. Received: lora_alpha={alpha!r}")
     if freeze_backbone:
         raise ValueError("--lora-rank trains adapters inside the backbone: it cannot go with --freeze-backbone.")
-    return LoraJob(rank, alpha)
+    return LoraJob(rank, alpha, verbose)
 
 
 class LoraJob:
@@ -43,17 +42,21 @@ class LoraJob:
 
     Args:
         rank, alpha: as `keras_bert.models.lora.enable_lora` takes them.
+        verbose: 1 prints the share of parameters that train when LoRA is enabled.
     """
 
-    checkpoint_format = RawVariablesFormat()
+    format = RawVariablesFormat()  # of its checkpoints' model files: see the module docstring
 
-    def __init__(self, rank, alpha=None):
+    def __init__(self, rank, alpha=None, verbose=0):
         self.rank = rank
         self.alpha = alpha
+        self.verbose = verbose
 
     def enable(self, model):
         """LoRA on `model`'s encoder kernels (the rank checked against each); the rest of the backbone frozen."""
         enable_lora(model, self.rank, alpha=self.alpha)
+        if self.verbose:
+            print(self.describe(model))
 
     def describe(self, model):
         """One line: rank, targets and the share of parameters that train."""
@@ -61,10 +64,11 @@ class LoraJob:
         return (f"LoRA rank {info['rank']} (alpha {info['alpha']}) on {', '.join(info['targets'])}: "
                 f"{counts['trainable']:,} of {counts['total']:,} parameters train ({100 * counts['share']:.2f}%)")
 
-    def save(self, runner, model, init):
-        """Writes `adapter.npz` (adapters and head); returns the run's LoRA record."""
+    def save(self, runner, model, tokenizer):
+        """Writes `adapter.npz` (adapters and head) and the merged model (`runner.save`); returns the LoRA record."""
         path = runner.path(ADAPTER_FILE)
-        save_adapter(model, path, base=init)
+        save_adapter(model, path, base=runner.job["init"])
+        runner.save(self.merged(model), tokenizer.get_vocabulary())
         info = {k: v for k, v in lora_info(model).items() if k != "layers"}
         return {**info, **parameter_counts(model), "adapter_file": ADAPTER_FILE, "adapter_bytes": os.path.getsize(path)}
 

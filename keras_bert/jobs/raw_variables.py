@@ -25,7 +25,8 @@ class RawVariablesFormat:
         """Writes `model.weights` (by path) and its optimizer's variables (in order) to `path` (an `.npz`)."""
         arrays = {f"model/{v.path}": keras.ops.convert_to_numpy(v) for v in model.weights}
         if model.optimizer is not None:
-            arrays.update({f"optimizer/{i}": keras.ops.convert_to_numpy(v) for i, v in enumerate(model.optimizer.variables)})
+            optimizer_variables = enumerate(model.optimizer.variables)
+            arrays.update({f"optimizer/{i}": keras.ops.convert_to_numpy(v) for i, v in optimizer_variables})
         # np.savez would append ".npz" to a name without it; the caller's temporary names end otherwise.
         with open(path, "wb") as f:
             np.savez(f, **arrays)
