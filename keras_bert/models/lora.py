@@ -18,7 +18,10 @@ of adapter).
 What Keras' saving does with them (checked on all three backends): a `.keras`
 file or `.weights.h5` of a model with LoRA holds the merged kernel and no A/B;
 our layers build their sublayers without `lora_rank`, so such a file loads as a
-plain model with the same outputs. That is the export path (`merge_lora`), but
+plain model with the same outputs. Quantized models (`model.quantize("int8")`)
+take adapters too (QLoRA-style; int8 checked on TensorFlow): saving merges in
+float and quantizes again, which moves outputs by the quantization error
+(6.5e-5 on the tiny test model); `merge_lora` refuses them. That is the export path (`merge_lora`), but
 it loses the adapters, hence `save_adapter` / `load_adapter`, which read and
 write the variables themselves.
 
@@ -246,7 +249,18 @@ def merge_lora(model):
     kernels; the copy is rebuilt from `model`'s config, so its layers are
     plain Dense / EinsumDense and it saves, exports and loads as any model.
     It is not compiled.
+
+    Raises:
+        ValueError: a quantized adapted layer. Its `kernel` adds A @ B to the
+            integer kernel; `model.save` merges those right (Keras dequantizes,
+            merges and quantizes again), so save and load such a model instead.
     """
+    quantized = [layer.path for layer in lora_layers(model) if layer.quantization_mode is not None]
+    if quantized:
+        raise ValueError(
+            f"merge_lora: {quantized[0]} is quantized ({len(quantized)} such layers); save the model with "
+            "`model.save(...)` (Keras merges the adapters into the quantized kernels) and load that file instead."
+        )
     merged = type(model).from_config(model.get_config())
     values = {v.path: v for v in model.weights}
     for layer in lora_layers(model):
