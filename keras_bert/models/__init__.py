@@ -8,7 +8,9 @@ from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert.models.bert_sizes import BERT_SIZES
 from keras_bert.models.bert_task import BertTask
+from keras_bert.models.bert_text_embedder import BertTextEmbedder
 from keras_bert.models.bert_token_classifier import BertTokenClassifier
+from keras_bert.models.multiple_negatives_ranking_loss import MultipleNegativesRankingLoss
 
 __all__ = [
     "BERT_SIZES",
@@ -19,5 +21,7 @@ __all__ = [
     "BertPretrainer",
     "BertQuestionAnswerer",
     "BertTask",
+    "BertTextEmbedder",
     "BertTokenClassifier",
+    "MultipleNegativesRankingLoss",
 ]
