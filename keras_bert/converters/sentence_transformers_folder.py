@@ -80,7 +80,7 @@ def _modules(folder):
                 f"{file}: unsupported module {entry['type']!r} (path {entry.get('path', '')!r}); keras_bert "
                 f"reads sentence-transformers models made of {' -> '.join(_KINDS)} only."
             )
-        modules.append((kind, os.path.join(folder, entry.get("path") or ""), entry["type"]))
+        modules.append((kind, os.path.normpath(os.path.join(folder, entry.get("path") or "")), entry["type"]))
     kinds = [kind for kind, _, _ in modules]
     if kinds[:2] != ["Transformer", "Pooling"] or kinds.count("Transformer") != 1 or kinds.count("Pooling") != 1:
         raise ValueError(

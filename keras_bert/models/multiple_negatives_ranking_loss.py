@@ -22,7 +22,8 @@ class MultipleNegativesRankingLoss(keras.losses.Loss):
             softmax temperature; sentence-transformers uses 20).
 
     Call arguments:
-        y_true: ignored (the targets are the tuples' own positives); may be None.
+        y_true: ignored (the targets are the tuples' own positives): any array with the
+            batch size; `BertTextEmbedder.fit` passes zeros when the data have no labels.
         y_pred: float tensor of shape `(batch_size, 1 + num_candidates_per_anchor, hidden_dim)`:
             `y_pred[:, 0]` the anchors, `y_pred[:, 1]` their positives,
             `y_pred[:, 2:]` optional hard negatives.
