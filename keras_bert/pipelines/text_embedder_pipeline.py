@@ -79,6 +79,15 @@ class TextEmbedderPipeline(TaskPipeline):
         embeddings = np.asarray(self._predict_trimmed(self.inputs(texts)), "float32")
         return embeddings[0] if single else embeddings
 
+    def input_stats(self, texts):
+        """How each text is read: `{"tokens", "windows": 1, "truncated_tokens"}` (a dict for a single string)."""
+        texts, single = text_batch(texts)
+        texts = [text.lower() for text in texts] if self.lowercase else texts
+        lengths = [len(ids) for ids in self.tokenizer.tokenize(tf.constant(texts)).to_list()] if texts else []
+        budget = self.sequence_length - 2  # [CLS] and [SEP]
+        stats = [{"tokens": n, "windows": 1, "truncated_tokens": max(n - budget, 0)} for n in lengths]
+        return stats[0] if single else stats
+
     def inputs(self, texts):
         """Packed int32 inputs `(num_texts, sequence_length)` of a list of texts (truncated, right-padded)."""
         if self.lowercase:
