@@ -24,8 +24,13 @@ def folder(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def expected(folder):
-    return TextEmbedderPipeline.from_pretrained(folder)(TINY_SENTENCES[:2])
+def pipeline(folder):
+    return TextEmbedderPipeline.from_pretrained(folder)
+
+
+@pytest.fixture(scope="module")
+def expected(pipeline):
+    return pipeline(TINY_SENTENCES[:2])
 
 
 def test_json_lines_one_per_input_line(capsys, tmp_path, folder, expected):
@@ -37,12 +42,12 @@ def test_json_lines_one_per_input_line(capsys, tmp_path, folder, expected):
     assert records[1]["error"].startswith("empty input") and "in.txt:2" in err
 
 
-def test_npy_out_and_a_keras_file(capsys, tmp_path, folder, expected):
+def test_npy_out_and_a_keras_file(capsys, tmp_path, folder, pipeline, expected):
     code, _, err = embed(capsys, folder, *TINY_SENTENCES[:2], "--out", tmp_path / "v.npy")
     assert code == 0 and "wrote 2 embeddings of dimension 16" in err
     np.testing.assert_allclose(np.load(tmp_path / "v.npy"), expected, atol=1e-6)
     # The same embedder saved as .keras, with the tokenizer named.
-    TextEmbedderPipeline.from_pretrained(folder).model.save(tmp_path / "embedder.keras")
+    pipeline.model.save(tmp_path / "embedder.keras")
     code, _, _ = embed(capsys, tmp_path / "embedder.keras", *TINY_SENTENCES[:2], "--tokenizer", FIXTURES / "vocab.txt",
                        "--out", tmp_path / "k.npy")
     assert code == 0

@@ -38,19 +38,28 @@ def test_minilm_without_normalisation_matches_sentence_transformers(minilm, text
     unnormalised = TextEmbedderPipeline(
         BertTextEmbedder(ours.model.backbone, normalize=False, sequence_length=256), ours.tokenizer
     )
-    # The same modules without Normalize: Transformer, then Pooling.
-    expected = sentence_transformers.SentenceTransformer(modules=[reference[0], reference[1]], device="cpu").encode(texts)
+    # The same modules without Normalize: Transformer, then Pooling (the short sentences: truncation is tested above).
+    short = texts[:-1]
+    expected = sentence_transformers.SentenceTransformer(modules=[reference[0], reference[1]], device="cpu").encode(short)
     assert np.linalg.norm(expected, axis=1).min() > 1.5  # really unnormalised (unit vectors have norm 1)
-    np.testing.assert_allclose(unnormalised(texts), expected, atol=1e-5)
+    np.testing.assert_allclose(unnormalised(short), expected, atol=1e-5)
 
 
-@pytest.mark.parametrize("pooling", ["cls", "max", "mean_sqrt_len_tokens"])
-def test_every_pooling_mode_matches_sentence_transformers(tmp_path, pooling):
-    path = write_sentence_transformers_folder(tmp_path, pooling=pooling, normalize=pooling == "cls")
-    expected = sentence_transformers.SentenceTransformer(path, device="cpu").encode(TINY_SENTENCES)
+def test_every_pooling_mode_matches_sentence_transformers(tmp_path):
+    # One tiny random folder; each mode is its Transformer module followed by a Pooling of that mode.
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
+
+    path = write_sentence_transformers_folder(tmp_path, pooling="cls", normalize=True)
+    transformer = sentence_transformers.SentenceTransformer(path, device="cpu")[0]
     ours = TextEmbedderPipeline.from_pretrained(path)
-    np.testing.assert_allclose(ours(TINY_SENTENCES), expected, atol=1e-5)
-    np.testing.assert_allclose(ours(TINY_SENTENCES[1]), expected[1], atol=1e-5)  # one string: one vector
+    assert (ours.model.pooling, ours.model.normalize) == ("cls", True)
+    for pooling, normalize in [("cls", True), ("max", False), ("mean_sqrt_len_tokens", False)]:
+        modules = [transformer, Pooling(16, pooling_mode=pooling)] + ([Normalize()] if normalize else [])
+        expected = sentence_transformers.SentenceTransformer(modules=modules, device="cpu").encode(TINY_SENTENCES)
+        embedder = BertTextEmbedder(ours.model.backbone, pooling=pooling, normalize=normalize)
+        pipeline = TextEmbedderPipeline(embedder, ours.tokenizer)
+        np.testing.assert_allclose(pipeline(TINY_SENTENCES), expected, atol=1e-5, err_msg=pooling)
+    np.testing.assert_allclose(pipeline(TINY_SENTENCES[1]), expected[1], atol=1e-5)  # one string: one vector
 
 
 def test_training_inputs_hold_anchors_positives_and_negatives():
