@@ -20,6 +20,7 @@ from keras_bert.layers import (  # noqa: E402  (after the start-up filter, on pu
     NextSentenceHead,
     Pooler,
     SelfAttention,
+    SentencePooling,
     SpanHead,
     TransformerEncoder,
 )
@@ -33,6 +34,7 @@ from keras_bert.models import (
     BertPretrainer,
     BertQuestionAnswerer,
     BertTask,
+    BertTextEmbedder,
     BertTokenClassifier,
     DistilBertBackbone,
     ElectraBackbone,
@@ -42,6 +44,7 @@ from keras_bert.models import (
     RobertaBackbone,
     Distiller,
     student_from_teacher,
+    MultipleNegativesRankingLoss,
 )
 from keras_bert.optimizers import BertAdamW, BertLamb, WarmupSchedule, create_optimizer
 
@@ -61,6 +64,7 @@ _LAZY = {
     "TokenClassifierPipeline": "keras_bert.pipelines.token_classifier_pipeline",
     "QuestionAnswererPipeline": "keras_bert.pipelines.question_answerer_pipeline",
     "MultipleChoicePipeline": "keras_bert.pipelines.multiple_choice_pipeline",
+    "TextEmbedderPipeline": "keras_bert.pipelines.text_embedder_pipeline",
     "predict_text": "keras_bert.pipelines.loading",
     "load_pipeline": "keras_bert.pipelines.loading",
     "export_saved_model": "keras_bert.export.saved_model_export",

@@ -109,6 +109,8 @@ def export_saved_model(
     task = task_kind(model)
     backbone = model if task == "backbone" else model.backbone
     _check_tokenizer(tokenizer, task, backbone)
+    if sequence_length is None and task == "text_embedder":
+        sequence_length = model.sequence_length  # the checkpoint's max_seq_length (None: as the others)
     if sequence_length is None:
         sequence_length = min(384 if task == "question_answerer" else 128, backbone.max_sequence_length)
     if not isinstance(sequence_length, int) or not 3 <= sequence_length <= backbone.max_sequence_length:
@@ -182,7 +184,7 @@ def _fit_qa_lengths(sequence_length, doc_stride, max_query_length):
 
 
 def _check_label_names(model, task, label_names):
-    if task in ("backbone", "regressor", "question_answerer", "multiple_choice"):
+    if task in ("backbone", "regressor", "question_answerer", "multiple_choice", "text_embedder"):
         return None
     if label_names is None:
         if task == "token_classifier":

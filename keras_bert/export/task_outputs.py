@@ -65,6 +65,8 @@ def token_id_outputs(module, outputs):
         return {"value": outputs[:, 0]}
     if task == "question_answerer":
         return {"start_logits": outputs["start"], "end_logits": outputs["end"]}
+    if task == "text_embedder":
+        return {"embeddings": outputs}
     return {"logits": outputs, "probabilities": tf.nn.softmax(outputs, axis=-1)}
 
 

@@ -7,6 +7,7 @@ from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.pooler import Pooler
 from keras_bert.layers.self_attention import SelfAttention
+from keras_bert.layers.sentence_pooling import SentencePooling
 from keras_bert.layers.span_head import SpanHead
 from keras_bert.layers.transformer_encoder import TransformerEncoder
 
@@ -18,6 +19,7 @@ __all__ = [
     "NextSentenceHead",
     "Pooler",
     "SelfAttention",
+    "SentencePooling",
     "SpanHead",
     "TransformerEncoder",
     "UnflattenChoices",

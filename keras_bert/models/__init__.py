@@ -9,6 +9,7 @@ from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert.models.bert_sizes import BERT_SIZES
 from keras_bert.models.bert_task import BertTask
+from keras_bert.models.bert_text_embedder import BertTextEmbedder
 from keras_bert.models.bert_token_classifier import BertTokenClassifier
 from keras_bert.models.distil_bert_backbone import DistilBertBackbone
 from keras_bert.models.electra_backbone import ElectraBackbone
@@ -18,6 +19,7 @@ from keras_bert.models.encoder_backbone import EncoderBackbone
 from keras_bert.models.roberta_backbone import RobertaBackbone
 from keras_bert.models.distiller import Distiller
 from keras_bert.models.student_from_teacher import student_from_teacher
+from keras_bert.models.multiple_negatives_ranking_loss import MultipleNegativesRankingLoss
 
 __all__ = [
     "AlbertBackbone",
@@ -29,6 +31,7 @@ __all__ = [
     "BertPretrainer",
     "BertQuestionAnswerer",
     "BertTask",
+    "BertTextEmbedder",
     "BertTokenClassifier",
     "DistilBertBackbone",
     "ElectraBackbone",
@@ -38,4 +41,5 @@ __all__ = [
     "RobertaBackbone",
     "Distiller",
     "student_from_teacher",
+    "MultipleNegativesRankingLoss",
 ]
