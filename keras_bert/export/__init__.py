@@ -13,6 +13,7 @@ from keras_bert.export.saved_model_export import export_saved_model, read_metada
 def __getattr__(name):
     # TFSMLayer imports TensorFlow: `import keras_bert.export` must not (resolved on first use).
     if name == "TrainableTFSMLayer":
+        # defers TensorFlow until the layer is asked for
         from keras_bert.export.trainable_tfsm_layer import TrainableTFSMLayer
 
         return TrainableTFSMLayer

@@ -153,7 +153,7 @@ def _export_here(backbone, tokenizer, directory, seq_length, overwrite, verbose)
 
     # defers TensorFlow (the modules are TF code), as above
     from keras_bert.export.hub_encoder_module import HubEncoderModule
-    from keras_bert.export.hub_preprocessor_module import HubPreprocessorModule
+    from keras_bert.export.hub_preprocessor_module import HubPreprocessorModule  # TF code too, as above
 
     parent, name = os.path.dirname(directory), os.path.basename(directory)
     os.makedirs(parent or ".", exist_ok=True)
@@ -190,7 +190,7 @@ def _export_here(backbone, tokenizer, directory, seq_length, overwrite, verbose)
 def _metadata(fmt, backbone, tokenizer, seq_length):
     # defers TensorFlow: imported only to record the versions the SavedModels were written with
     import tensorflow as tf
-    import tensorflow_text
+    import tensorflow_text  # its version goes into the metadata too
 
     config = {k: v for k, v in backbone.get_config().items() if k not in ("name", "trainable")}
     return {
