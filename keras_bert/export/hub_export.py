@@ -171,8 +171,14 @@ def _export_here(backbone, tokenizer, directory, seq_length, overwrite, verbose)
             metadata[part] = os.path.join(sources, part, METADATA_FILE)
             with open(metadata[part], "w", encoding="utf-8") as f:
                 json.dump(_metadata(fmt, backbone, tokenizer, seq_length), f, indent=2)
-        encoder = HubEncoderModule(backbone, vocab_file, metadata[ENCODER_DIR])
-        tf.saved_model.save(encoder, os.path.join(staging, ENCODER_DIR), signatures=encoder.signatures())
+        # The export is for further training: a backbone frozen in this session (a head-only
+        # fine-tune) still offers all its weights as trainable_variables.
+        frozen, backbone.trainable = not backbone.trainable, True
+        try:
+            encoder = HubEncoderModule(backbone, vocab_file, metadata[ENCODER_DIR])
+            tf.saved_model.save(encoder, os.path.join(staging, ENCODER_DIR), signatures=encoder.signatures())
+        finally:
+            backbone.trainable = not frozen
         preprocessor = HubPreprocessorModule(tokenizer, seq_length, vocab_file, metadata[PREPROCESSOR_DIR])
         tf.saved_model.save(
             preprocessor, os.path.join(staging, PREPROCESSOR_DIR), signatures=preprocessor.signatures()
