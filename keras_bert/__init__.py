@@ -69,6 +69,7 @@ _LAZY = {
     "load_pipeline": "keras_bert.pipelines.loading",
     "export_saved_model": "keras_bert.export.saved_model_export",
     "ExportedModel": "keras_bert.export.exported_model",
+    "export_hub_encoder": "keras_bert.export.hub_export",
     "convert": "keras_bert.jobs.convert",
 }
 

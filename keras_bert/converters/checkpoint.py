@@ -7,6 +7,8 @@
 - a Google TF1 folder: `bert_config.json` + `bert_model.ckpt.index` (+ data),
   or a checkpoint prefix such as `folder/model.ckpt-100000`;
 - a `.keras` file saved by keras_bert;
+- an encoder SavedModel written by `export_hub_encoder` (TF Hub's BERT
+  conventions), or the folder holding it as `encoder/`;
 - `hf://owner/name[@revision]`: a Hugging Face Hub repository, fetched with
   `huggingface_hub.snapshot_download` (from the local cache when offline).
 
@@ -24,6 +26,14 @@ import keras
 
 from keras_bert.converters import tokenizer_files
 from keras_bert.converters.hf_checkpoint import is_hf_checkpoint, read_hf_config, read_hf_model_type, read_hf_weights
+from keras_bert.converters.hub_saved_model import (
+    assign_by_path,
+    hub_encoder_dir,
+    is_serving_saved_model,
+    read_hub_encoder_config,
+    read_hub_encoder_lowercase,
+    read_hub_encoder_weights,
+)
 from keras_bert.converters.tf1_checkpoint import (
     canonical_to_tf1_name,
     read_tf1_config,
@@ -41,7 +51,12 @@ HUB_SCHEME = "hf://"
 _HUB_PATTERNS = ["*.json", "*.safetensors", "vocab.txt"]
 _HUB_FALLBACK_PATTERNS = ["*.json", "pytorch_model*.bin", "vocab.txt"]
 
-FORMATS = {"hf": "Hugging Face folder", "tf1": "Google TF1 checkpoint", "keras": ".keras file"}
+FORMATS = {
+    "hf": "Hugging Face folder",
+    "tf1": "Google TF1 checkpoint",
+    "keras": ".keras file",
+    "hub": "TF Hub-style encoder SavedModel",
+}
 
 
 def _hub_offline():
@@ -107,16 +122,21 @@ class Checkpoint:
     Attributes:
         location: the path or hub name as given.
         path: the local path read.
-        format: "hf", "tf1" or "keras".
+        format: "hf", "tf1", "keras" or "hub".
         config: dict of backbone constructor arguments.
         model_type: the family, as Hugging Face names it ("bert", "albert", ...;
             see `hf_families`): which backbone class `config` is for.
         vocabulary_file: path of the checkpoint's `vocab.txt`, or None.
         do_lower_case: bool, whether its tokenizer lowercases.
         keras_model: for `.keras` files, the loaded model; else None.
+        keras_arrays: for hub encoder SavedModels, Keras variable path →
+            numpy array (already in our layouts); else None.
     """
 
-    def __init__(self, location, path, format, config, tensors=None, names=None, keras_model=None, model_type="bert"):
+    def __init__(
+        self, location, path, format, config, tensors=None, names=None, keras_model=None, model_type="bert",
+        keras_arrays=None,
+    ):
         self.location = location
         self.path = path
         self.format = format
@@ -125,6 +145,7 @@ class Checkpoint:
         self._tensors = tensors
         self._names = names or {}
         self.keras_model = keras_model
+        self.keras_arrays = keras_arrays
         self.vocabulary_file = tokenizer_files.find_vocabulary(path)
         hub_name = location[len(HUB_SCHEME) :].partition("@")[0].split("/")[-1] if location != path else None
         self.do_lower_case = tokenizer_files.read_do_lower_case(path, name=hub_name)
@@ -143,6 +164,11 @@ class Checkpoint:
     @property
     def tensors(self):
         """Canonical name -> numpy array (computed on first use for `.keras` files)."""
+        if self.format == "hub":
+            raise ValueError(
+                f"{self.description} holds Keras variables, not canonical tensors: load it into a model "
+                "(BertBackbone.from_pretrained) and read them from there."
+            )
         if self._tensors is None:
             self._tensors = canonical_weights(self.keras_model)
         return self._tensors
@@ -161,6 +187,8 @@ class Checkpoint:
     @property
     def heads(self):
         """The pretraining heads the checkpoint holds: a subset of {"masked_lm", "next_sentence"}."""
+        if self.format == "hub":
+            return set()  # an encoder: no pretraining heads
         if self.keras_model is not None:
             return {
                 head
@@ -178,7 +206,7 @@ class Checkpoint:
         """Raises ValueError when `vocab.txt` and the token embedding disagree in size."""
         if self.vocabulary_file is None:
             return
-        if self.format == "keras":
+        if self.format in ("keras", "hub"):
             rows, name = self.config["vocabulary_size"], "token_embedding"
         else:
             table = self.tensors.get("embeddings.word_embeddings.weight")
@@ -198,8 +226,22 @@ class Checkpoint:
             `model`.
         """
         self.check_vocabulary()
+        if self.format == "hub":
+            self._load_keras_arrays(model)
+            return model
         assign_canonical_weights(model, self.tensors, self.description, strict=True, describe=self.describe)
         return model
+
+    def _load_keras_arrays(self, model):
+        """A hub encoder's weights into `model`'s backbone, by Keras path, all or nothing."""
+        heads = [name for name in ("masked_lm_head", "next_sentence_head") if getattr(model, name, None) is not None]
+        if heads:
+            raise ValueError(
+                f"{self.description} is an encoder without pretraining heads; {type(model).__name__} needs "
+                f"{heads}. Load a BertBackbone (or a task model that adds its own head) from it. Nothing was loaded."
+            )
+        backbone = model if is_backbone(model) else model.backbone
+        assign_by_path(backbone.weights, self.keras_arrays, self.description)
 
 
 def detect_format(path):
@@ -207,6 +249,8 @@ def detect_format(path):
     path = os.fspath(path)
     if path.endswith(".keras") and os.path.isfile(path):
         return "keras"
+    if hub_encoder_dir(path) is not None:
+        return "hub"
     if is_hf_checkpoint(path):
         return "hf"
     if tf1_checkpoint_prefix(path) is not None:
@@ -236,10 +280,15 @@ def _not_a_checkpoint(path):
         inside = [os.path.join(path, name) for name in present if _readable(os.path.join(path, name))]
         if inside:
             hint += f" Did you mean {inside[0]}?"  # e.g. a pip-installed checkpoint keeps it in model/
+    if is_serving_saved_model(path):
+        hint += (
+            " (It is a serving SavedModel of export_saved_model, which keeps no weights by name: export the "
+            "encoder with `keras-bert export MODEL --format hub-encoder`, or load the model's .keras file.)"
+        )
     return ValueError(
         f"{path} is not a checkpoint keras_bert can read: expected a Hugging Face folder (config.json + "
         "model.safetensors or pytorch_model.bin), a Google TF1 folder (bert_config.json + bert_model.ckpt.index), "
-        f"a TF1 checkpoint prefix, a .keras file, or hf://owner/name.{hint}"
+        f"a TF1 checkpoint prefix, a .keras file, an encoder SavedModel of export_hub_encoder, or hf://owner/name.{hint}"
     )
 
 
@@ -269,7 +318,23 @@ def read_checkpoint(path, cache_dir=None):
     if kind == "tf1":
         tensors, names = read_tf1_weights(local)
         return Checkpoint(location, local, "tf1", read_tf1_config(local), tensors, names)
+    if kind == "hub":
+        return _read_hub(location, local)
     return _read_keras(location, local)
+
+
+def _read_hub(location, path):
+    folder = hub_encoder_dir(path)
+    checkpoint = Checkpoint(
+        location, folder, "hub", read_hub_encoder_config(folder), keras_arrays=read_hub_encoder_weights(folder)
+    )
+    # The export's own vocabulary and casing (its assets), not a vocab.txt beside the SavedModel.
+    vocabulary = os.path.join(folder, "assets", tokenizer_files.VOCABULARY_FILE)
+    checkpoint.vocabulary_file = vocabulary if os.path.isfile(vocabulary) else None
+    lowercase = read_hub_encoder_lowercase(folder)
+    if lowercase is not None:
+        checkpoint.do_lower_case = lowercase
+    return checkpoint
 
 
 def load_keras_backbone(path):

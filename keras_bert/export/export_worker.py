@@ -13,6 +13,7 @@ import sys
 import keras
 
 import keras_bert.models  # noqa: F401  (registers the classes for load_model)
+from keras_bert.export.hub_export import export_hub_encoder
 from keras_bert.export.saved_model_export import export_saved_model
 
 
@@ -27,6 +28,11 @@ def main(spec_path):
         spec = json.load(f)
     model = keras.saving.load_model(spec["model"], compile=False)
     tokenizer = keras.saving.deserialize_keras_object(spec["tokenizer"])
+    if spec.get("format") == "hub-encoder":
+        export_hub_encoder(
+            model, spec["directory"], tokenizer, overwrite=spec["overwrite"], verbose=spec["verbose"], **spec["options"]
+        )
+        return
     export_saved_model(
         model, spec["directory"], tokenizer, overwrite=spec["overwrite"], verbose=spec["verbose"], **spec["options"]
     )
