@@ -79,7 +79,7 @@ def hub_cache_dir(cache_dir=None):
 def _fetch_command(name, cache):
     """The shell command that puts `name` (a preset or hf:// path) into the cache `cache`, for messages."""
     environment = "HF_HUB_OFFLINE=0 " + (f"HF_HUB_CACHE={shlex.quote(cache)} " if cache != hub_cache_dir() else "")
-    code = f"import keras_bert; keras_bert.BertBackbone.from_preset({name!r})"
+    code = f'import keras_bert; keras_bert.BertBackbone.from_preset("{name}")'
     return f"{environment}python -c {shlex.quote(code)}"
 
 
