@@ -173,3 +173,42 @@ def test_transformers_pipeline_and_ours_agree(tmp_path, capsys):
     theirs = hf_pipeline(tmp_path / "exported")
     for a, b in zip(our_pipeline(model), theirs):
         np.testing.assert_allclose([a[label] for label in LABELS], [b[label] for label in LABELS], atol=1e-6)
+
+
+def movie_reviews(shared_data, start, count):
+    """`count` (sentence, "negative"/"positive") pairs of the movie-review snippets, by the sign of their rating."""
+    lines = (shared_data / "sentiment" / "movieReviewSnippets_GroundTruth.txt").read_text(encoding="utf-8")
+    rows = [line.split("\t") for line in lines.splitlines()[start : start + count]]
+    return [(text.strip(), "positive" if float(rating) > 0 else "negative") for _, rating, text in rows]
+
+
+@pytest.mark.only_backend("tensorflow", reason="one 22M-parameter fine-tune is enough: the export itself is "
+                                               "checked on every backend with the tiny models above")
+def test_fine_tuned_minilm_exports_to_transformers(minilm_path, shared_data, tmp_path):
+    from keras_bert.jobs.finetune import finetune  # imports TensorFlow (the data pipeline)
+    from keras_bert.jobs.convert import convert
+    from keras_bert.pipelines import load_pipeline
+
+    train = tmp_path / "train.tsv"
+    rows = movie_reviews(shared_data, 0, 16)  # two steps of 8: the head and every layer move off MiniLM's weights
+    train.write_text("sentence\tlabel\n" + "".join(f"{t}\t{label}\n" for t, label in rows), encoding="utf-8")
+    finetune("classify", str(minilm_path), train, tmp_path / "run", sequence_length=48, batch_size=8, epochs=1,
+             learning_rate=1e-4, verbose=0, tensorboard=False)
+    result = convert(tmp_path / "run", tmp_path / "hf", to="hf")
+    assert result.model_class == "BertClassifier"
+
+    texts = [text for text, _ in movie_reviews(shared_data, 100, 6)]
+    encoded = transformers.AutoTokenizer.from_pretrained(tmp_path / "hf")(texts, padding=True, return_tensors="np")
+    inputs = {"token_ids": encoded["input_ids"], "segment_ids": encoded["token_type_ids"],
+              "padding_mask": encoded["attention_mask"]}
+    hf = transformers.AutoModelForSequenceClassification.from_pretrained(tmp_path / "hf", attn_implementation="eager")
+    ours = load_pipeline(tmp_path / "run")
+    np.testing.assert_allclose(numpy_tree(ours.model(inputs)), hf_logits(hf.eval(), inputs), atol=1e-5)
+    assert hf.config.id2label == {0: "negative", 1: "positive"}
+
+    classify = transformers.pipeline("text-classification", model=str(tmp_path / "hf"), top_k=None, device="cpu")
+    for theirs, mine in zip(classify(texts), ours(texts)):
+        np.testing.assert_allclose(
+            [row["score"] for row in sorted(theirs, key=lambda row: row["label"])],
+            [mine["probabilities"][label] for label in ("negative", "positive")], atol=1e-5,
+        )
