@@ -7,6 +7,7 @@ random tiny models whose every weight is moved off its initial value.
 import json
 import shutil
 
+import keras
 import numpy as np
 import pytest
 
@@ -160,11 +161,13 @@ def test_transformers_pipeline_and_ours_agree(tmp_path, capsys):
         assert set(a) == set(LABELS)
         np.testing.assert_allclose([a[label] for label in LABELS], [b[label] for label in LABELS], atol=1e-6)
 
-    # Ours -> HF folder through the command line, then transformers' pipeline on it.
-    model = BertClassifier.from_pretrained(folder)
-    model.set_weights([w + 0.01 for w in model.get_weights()])
+    # Both ways through the command line: the HF folder -> .keras (with its vocab.txt sidecar) -> HF folder.
+    assert main(["convert", str(folder), str(tmp_path / "tuned.keras")]) == 0
+    assert "BertClassifier" in capsys.readouterr().out
+    model = keras.saving.load_model(tmp_path / "tuned.keras")
+    assert type(model) is BertClassifier and model.label_names == LABELS
+    model.set_weights([w + 0.01 for w in model.get_weights()])  # as after fine-tuning
     model.save(tmp_path / "tuned.keras")
-    shutil.copy(FIXTURES / "vocab.txt", tmp_path / "tuned.vocab.txt")  # the sidecar `convert` writes
     assert main(["convert", str(tmp_path / "tuned.keras"), str(tmp_path / "exported"), "--to", "hf"]) == 0
     assert "BertClassifier" in capsys.readouterr().out
     exported = json.loads((tmp_path / "exported" / "config.json").read_text())
