@@ -13,7 +13,8 @@ from keras_bert import _command_line_startup
 # start-up notices on stderr (they cannot be silenced once keras has imported it).
 _command_line_startup.quiet_tensorflow_startup()
 
-from keras_bert.layers import (  # noqa: E402  (after the start-up filter, on purpose)
+from keras_bert.converters.presets import list_presets  # noqa: E402  (after the start-up filter, on purpose)
+from keras_bert.layers import (  # noqa: E402
     BertEmbeddings,
     ElectraDiscriminatorHead,
     MaskedLMHead,

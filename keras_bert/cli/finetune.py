@@ -32,6 +32,8 @@ def add_finetune_arguments(parser):
     parser.add_argument("--task", required=True, type=_task_word, choices=list(CLI_NAMES))
     parser.add_argument("--init", required=True,
                         help="Hugging Face BERT folder, .keras file (backbone, pretrainer or task model), "
+                             "preset name (bert_base_en_uncased, google-bert/bert-base-uncased, ...: "
+                             "keras_bert.list_presets()) or hf://owner/name, "
                              "or a size name (tiny, mini, ...) for random weights")
     parser.add_argument("--train", required=True, help="training file")
     parser.add_argument("--eval", help="held-out file, evaluated after training")

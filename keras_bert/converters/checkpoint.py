@@ -10,7 +10,12 @@
 - an encoder SavedModel written by `export_hub_encoder` (TF Hub's BERT
   conventions), or the folder holding it as `encoder/`;
 - `hf://owner/name[@revision]`: a Hugging Face Hub repository, fetched with
-  `huggingface_hub.snapshot_download` (from the local cache when offline).
+  `huggingface_hub.snapshot_download` (from the local cache when offline);
+- a preset name (`bert_base_en_uncased`, `google-bert/bert-base-uncased`, ...;
+  see `presets`), read as the `hf://` repository it names.
+
+A Hugging Face folder of a task class (`BertForSequenceClassification`, ...)
+also says which head it holds (`Checkpoint.task_head`, see `hf_tasks`).
 
 Every format is read into canonical tensors (see `weight_map`) and loaded all
 or nothing: a missing, unused (other than known heads, buffers and optimizer
@@ -20,11 +25,12 @@ ValueError that names it, before any variable is written.
 """
 
 import os
+import shlex
 import zipfile
 
 import keras
 
-from keras_bert.converters import tokenizer_files
+from keras_bert.converters import presets, tokenizer_files
 from keras_bert.converters.hf_checkpoint import is_hf_checkpoint, read_hf_config, read_hf_model_type, read_hf_weights
 from keras_bert.converters.hub_saved_model import (
     assign_by_path,
@@ -34,6 +40,7 @@ from keras_bert.converters.hub_saved_model import (
     read_hub_encoder_lowercase,
     read_hub_encoder_weights,
 )
+from keras_bert.converters.hf_tasks import read_task_head
 from keras_bert.converters.tf1_checkpoint import (
     canonical_to_tf1_name,
     read_tf1_config,
@@ -60,19 +67,44 @@ FORMATS = {
 
 
 def _hub_offline():
-    import huggingface_hub.constants  # defers huggingface_hub: needed for hf:// names only
+    import huggingface_hub.constants  # defers huggingface_hub: needed for hub names only
 
     flag = os.environ.get("HF_HUB_OFFLINE", "").strip().lower()
     return flag in ("1", "true", "yes", "on") or bool(huggingface_hub.constants.HF_HUB_OFFLINE)
 
 
-def resolve_hub_path(path, cache_dir=None):
+def hub_cache_dir(cache_dir=None):
+    """The Hugging Face cache folder hub names are read from and downloaded to.
+
+    `cache_dir` when given; else `HF_HUB_CACHE`, else `HF_HOME/hub`, read now
+    (huggingface_hub reads them once, at its import; a process that sets them
+    later, as a test does, still gets them here); else huggingface_hub's default.
+    """
+    if cache_dir is not None:
+        return os.fspath(cache_dir)
+    if os.environ.get("HF_HUB_CACHE"):
+        return os.environ["HF_HUB_CACHE"]
+    if os.environ.get("HF_HOME"):
+        return os.path.join(os.environ["HF_HOME"], "hub")
+    import huggingface_hub.constants  # defers huggingface_hub: needed for hub names only
+
+    return huggingface_hub.constants.HF_HUB_CACHE
+
+
+def _fetch_command(name, cache):
+    """The shell command that puts `name` (a preset or hf:// path) into the cache `cache`, for messages."""
+    environment = "HF_HUB_OFFLINE=0 " + (f"HF_HUB_CACHE={shlex.quote(cache)} " if cache != hub_cache_dir() else "")
+    code = f'import keras_bert; keras_bert.BertBackbone.from_preset("{name}")'
+    return f"{environment}python -c {shlex.quote(code)}"
+
+
+def resolve_hub_path(path, cache_dir=None, name=None):
     """The local snapshot folder of `hf://owner/name[@revision]`, downloading it when online.
 
     Args:
         path: str starting with `hf://`.
-        cache_dir: the Hugging Face cache folder (default: huggingface_hub's,
-            `~/.cache/huggingface/hub` or `HF_HUB_CACHE`).
+        cache_dir: the Hugging Face cache folder (default: `hub_cache_dir()`).
+        name: what the user asked for, when not `path` itself (a preset name), for messages.
 
     Returns:
         The path of the snapshot folder.
@@ -80,22 +112,24 @@ def resolve_hub_path(path, cache_dir=None):
     Raises:
         FileNotFoundError: the repository is not in the cache and cannot be
             downloaded (offline, `HF_HUB_OFFLINE=1`, no network, or no such
-            repository).
+            repository). One message names it, the cache folder, and the
+            command that fetches it.
     """
     try:
-        from huggingface_hub import snapshot_download  # defers huggingface_hub: needed for hf:// names only
+        from huggingface_hub import snapshot_download  # defers huggingface_hub: needed for hub names only
     except ImportError:
-        raise ImportError(f"Loading {path} needs huggingface_hub (pip install huggingface_hub).") from None
+        raise ImportError(f"Loading {name or path} needs huggingface_hub (pip install huggingface_hub).") from None
     repo_id, _, revision = path[len(HUB_SCHEME) :].partition("@")
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise ValueError(f"A hub name has the form hf://owner/name[@revision]. Received: {path!r}")
     offline = _hub_offline()
+    cache = hub_cache_dir(cache_dir)
 
     def download(patterns):
         return snapshot_download(
             repo_id,
             revision=revision or None,
-            cache_dir=cache_dir,
+            cache_dir=cache,
             local_files_only=offline,
             allow_patterns=patterns,
         )
@@ -105,12 +139,37 @@ def resolve_hub_path(path, cache_dir=None):
         if not is_hf_checkpoint(folder) and not offline:
             folder = download(_HUB_FALLBACK_PATTERNS)
     except (OSError, ValueError) as error:
-        where = f"the Hugging Face cache {cache_dir or '(default location)'}"
+        what = f"preset {name!r} ({path})" if name and name != path else path
         why = "downloads are off (HF_HUB_OFFLINE=1)" if offline else "it could not be downloaded"
         raise FileNotFoundError(
-            f"{path} is not in {where} and {why}: {type(error).__name__}: {error}"
+            f"{what} is not in the Hugging Face cache {cache} and {why}. Fetch it once with network access: "
+            f"{_fetch_command(name or path, cache)} (or: hf download {repo_id}). [{type(error).__name__}: {error}]"
         ) from None
     return folder
+
+
+def resolve_location(location, cache_dir=None):
+    """`(local path, Hub repository id or None)` of a checkpoint location.
+
+    A preset name (see `keras_bert.converters.presets`) or an `hf://` path is
+    found in the Hugging Face cache (downloaded when online); an existing
+    local path is itself. A path is always taken over a preset of the same name.
+
+    Raises:
+        ValueError: `location` is neither a file nor a known preset, and looks
+            like a preset name: the message gives the closest names.
+    """
+    location = os.fspath(location)
+    if location.startswith(HUB_SCHEME):
+        return resolve_hub_path(location, cache_dir), location[len(HUB_SCHEME) :].partition("@")[0]
+    if os.path.exists(location) or os.path.exists(location + ".index"):  # a TF1 prefix names no file
+        return location, None
+    preset = presets.find_preset(location)
+    if preset is not None:
+        return resolve_hub_path(preset.hub_path, cache_dir, name=location), preset.hub_id
+    if presets.looks_like_preset_name(location):
+        raise presets.unknown_preset_error(location)
+    return location, None
 
 
 class Checkpoint:
@@ -131,11 +190,14 @@ class Checkpoint:
         keras_model: for `.keras` files, the loaded model; else None.
         keras_arrays: for hub encoder SavedModels, Keras variable path →
             numpy array (already in our layouts); else None.
+        hub_id: the Hugging Face repository of a preset or `hf://` location, else None.
+        task_head: for Hugging Face folders of a task class (BertForSequenceClassification,
+            ...), its `hf_tasks.TaskHead`; else None.
     """
 
     def __init__(
         self, location, path, format, config, tensors=None, names=None, keras_model=None, model_type="bert",
-        keras_arrays=None,
+        keras_arrays=None, hub_id=None,
     ):
         self.location = location
         self.path = path
@@ -146,15 +208,19 @@ class Checkpoint:
         self._names = names or {}
         self.keras_model = keras_model
         self.keras_arrays = keras_arrays
+        self.hub_id = hub_id
         self.vocabulary_file = tokenizer_files.find_vocabulary(path)
-        hub_name = location[len(HUB_SCHEME) :].partition("@")[0].split("/")[-1] if location != path else None
-        self.do_lower_case = tokenizer_files.read_do_lower_case(path, name=hub_name)
+        # A snapshot folder is named by its commit: the repository's name says uncased_/cased_ instead.
+        self.do_lower_case = tokenizer_files.read_do_lower_case(path, name=hub_id and hub_id.split("/")[-1])
+        self.task_head = read_task_head(path, tensors) if format == "hf" else None
 
     @property
     def format_name(self):
         """The format in words, e.g. "Google TF1 checkpoint"."""
         if self.location.startswith(HUB_SCHEME):
             return "Hugging Face Hub checkpoint"
+        if self.hub_id is not None:
+            return f"preset (hf://{self.hub_id})"
         return FORMATS[self.format]
 
     @property
@@ -297,14 +363,15 @@ def read_checkpoint(path, cache_dir=None):
 
     Args:
         path: a Hugging Face folder, a Google TF1 folder or checkpoint prefix,
-            a `.keras` file, or `hf://owner/name[@revision]`.
-        cache_dir: Hugging Face cache folder for `hf://` names.
+            a `.keras` file, `hf://owner/name[@revision]`, or a preset name
+            (`keras_bert.list_presets()`).
+        cache_dir: Hugging Face cache folder for presets and `hf://` names.
 
     Returns:
         A `Checkpoint`.
     """
     location = os.fspath(path)
-    local = resolve_hub_path(location, cache_dir) if location.startswith(HUB_SCHEME) else location
+    local, hub_id = resolve_location(location, cache_dir)
     run = read_run_folder(local) if os.path.isdir(local) else None
     if run is not None:
         local = run.model_file  # a keras-bert job's --out folder stands for its model.keras
@@ -314,10 +381,11 @@ def read_checkpoint(path, cache_dir=None):
     if kind == "hf":
         model_type = read_hf_model_type(local)
         config = read_hf_config(local)  # refuses an unsupported model_type, naming the supported ones
-        return Checkpoint(location, local, "hf", config, read_hf_weights(local, model_type), model_type=model_type)
+        tensors = read_hf_weights(local, model_type)
+        return Checkpoint(location, local, "hf", config, tensors, model_type=model_type, hub_id=hub_id)
     if kind == "tf1":
         tensors, names = read_tf1_weights(local)
-        return Checkpoint(location, local, "tf1", read_tf1_config(local), tensors, names)
+        return Checkpoint(location, local, "tf1", read_tf1_config(local), tensors, names, hub_id=hub_id)
     if kind == "hub":
         return _read_hub(location, local)
     return _read_keras(location, local)

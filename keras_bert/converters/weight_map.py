@@ -50,9 +50,41 @@ def model_family(model):
     return FAMILIES[getattr(backbone, "model_type", "bert")]
 
 
+# Our task models whose head Hugging Face's task classes hold (see `hf_tasks`), and its tensor prefix.
+TASK_HEAD_PREFIXES = {
+    "BertClassifier": "classifier",
+    "BertTokenClassifier": "classifier",
+    "BertMultipleChoice": "classifier",
+    "BertQuestionAnswerer": "qa_outputs",
+}
+# Models whose outputs do not depend on the pooler (their Hugging Face classes have none).
+_WITHOUT_POOLER = ("BertMaskedLM", "BertTokenClassifier", "BertQuestionAnswerer")
+
+
+def task_head_entries(model):
+    """WeightEntries of a task model's head (`classifier.*` or `qa_outputs.*`); [] for other models.
+
+    Exact class names: a subclass may change the head.
+    """
+    prefix = TASK_HEAD_PREFIXES.get(type(model).__name__)
+    if prefix is None:
+        return []
+    # The span head's dense layer gives (start, end) as HF's qa_outputs rows 0 and 1.
+    layer = model.span_head.dense if prefix == "qa_outputs" else model.output_dense
+    return dense_entries(layer, prefix)
+
+
 def model_entries(model):
-    """WeightEntries for a backbone, or a task model's backbone and the heads checkpoints hold."""
-    return model_family(model).model_entries(model)
+    """WeightEntries for a backbone, or a task model's backbone and the heads checkpoints hold.
+
+    For BERT these include the heads of Hugging Face's task classes (`classifier.*`,
+    `qa_outputs.*`; see `task_head_entries`); the other families' task heads are not mapped.
+    """
+    family = model_family(model)
+    entries = family.model_entries(model)
+    if family.model_type == "bert" and not is_encoder_backbone(model):
+        entries += task_head_entries(model)
+    return entries
 
 
 def _shown(names, limit=8):
@@ -162,15 +194,15 @@ def assign_canonical_weights(model, tensors, source="checkpoint", strict=False, 
         The list of canonical names that were used.
     """
     family = model_family(model)
-    entries = family.model_entries(model)
+    entries = model_entries(model)
     optional = set(family.optional_names)
     if optional and not any(name in tensors for name in optional):
         entries = [entry for entry in entries if not set(entry.names) & optional]
-        # A model with the MLM head alone (`BertMaskedLM`) does not use the pooler.
+        # A model with the MLM head alone (`BertMaskedLM`), a tagger or a span head does not use the pooler.
         masked_lm_only = getattr(model, "masked_lm_head", None) is not None and not getattr(
             model, "next_sentence_head", None
         )
-        if not masked_lm_only:
+        if not masked_lm_only and type(model).__name__ not in _WITHOUT_POOLER:
             warnings.warn(f"{source} has no pooler weights: `pooled_output` comes from a randomly initialised pooler.")
     if strict:
         check_unused(tensors, [name for entry in entries for name in entry.names], source, describe, family)

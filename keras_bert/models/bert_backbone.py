@@ -245,12 +245,22 @@ class BertBackbone(EncoderBackbone):
                 `BertForMaskedLM`), a Google TF1 checkpoint folder or prefix
                 (bert_config.json + bert_model.ckpt.*), a `.keras` file (a
                 backbone, or a task model whose backbone is taken), or a hub
-                name `hf://owner/name[@revision]` (downloaded when online).
-            cache_dir: the Hugging Face cache folder for hub names.
+                name `hf://owner/name[@revision]` (downloaded when online), or
+                a preset name: a keras-hub name ("bert_base_en_uncased") or a
+                Hugging Face id ("google-bert/bert-base-uncased"); see
+                `keras_bert.list_presets()`. Offline, presets and hub names
+                are read from the Hugging Face cache.
+            cache_dir: the Hugging Face cache folder for presets and hub names
+                (default: `HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`).
             **kwargs: constructor arguments that do not change the weights'
                 shapes (`dropout`, `dtype`, `output_attentions`, ...).
         """
         return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, **kwargs)
+
+    @classmethod
+    def from_preset(cls, preset, cache_dir=None, **kwargs):
+        """`from_pretrained` under keras-hub's name, e.g. `BertBackbone.from_preset("bert_tiny_en_uncased")`."""
+        return cls.from_pretrained(preset, cache_dir=cache_dir, **kwargs)
 
     @classmethod
     def from_keras_hub(cls, hub_model, **kwargs):

@@ -1,5 +1,6 @@
 """BertTask: what every BERT model with a head shares."""
 
+import inspect
 from collections.abc import Mapping
 
 import keras
@@ -7,7 +8,7 @@ import keras
 from keras_bert.converters.checkpoint import read_checkpoint
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs, check_labels
-from keras_bert.models.pretrained import build_from_checkpoint
+from keras_bert.models.pretrained import build_from_checkpoint, task_head_arguments
 from keras_bert.models.quantization import quantized_layers, restore_quantization
 from keras_bert.optimizers import create_optimizer
 
@@ -75,7 +76,8 @@ class BertTask(keras.Model):
 
         Args:
             path: any checkpoint `BertBackbone.from_pretrained` reads (Hugging
-                Face folder, Google TF1 checkpoint, `.keras` file, `hf://owner/name`).
+                Face folder, Google TF1 checkpoint, `.keras` file, `hf://owner/name`,
+                a preset name such as "bert_base_en_uncased").
             *args: the constructor's other positional arguments (e.g. `num_classes`).
             backbone_kwargs: dict of backbone arguments that keep the weights'
                 shapes (`dropout`, `dtype`, ...), and `cache_dir` for hub names.
@@ -86,12 +88,20 @@ class BertTask(keras.Model):
 
         Returns:
             A model of this class. Its head starts random, except for the
-            pretraining heads, which are loaded too: a checkpoint without
-            them raises ValueError naming the missing tensors.
+            pretraining heads, which are loaded too (a checkpoint without them
+            raises ValueError naming the missing tensors), and a Hugging Face
+            task checkpoint's head: a `BertForSequenceClassification` folder
+            gives a `BertClassifier` with its head, its number of labels and
+            its `id2label` as `label_names` (`num_labels=1`: the regressor);
+            likewise `BertForTokenClassification` -> `BertTokenClassifier`,
+            `BertForQuestionAnswering` -> `BertQuestionAnswerer`,
+            `BertForMultipleChoice` -> `BertMultipleChoice`. Another task's
+            head raises ValueError saying what the checkpoint is.
 
         Examples:
         ```python
         classifier = keras_bert.BertClassifier.from_pretrained("path/to/hf_bert_dir", num_classes=2)
+        classifier = keras_bert.BertClassifier.from_pretrained("hf_sequence_classification_dir")
         pretrainer = keras_bert.BertPretrainer.from_pretrained("uncased_L-12_H-768_A-12/", dropout=0.0)
         ```
         """
@@ -102,7 +112,18 @@ class BertTask(keras.Model):
             backbone_kwargs.update(kwargs)
             cache_dir = backbone_kwargs.pop("cache_dir", None)
             return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, cls.backbone_class, **backbone_kwargs)
-        return cls(cls.backbone_class.from_pretrained(path, **backbone_kwargs), *args, **kwargs)
+        # Positional constructor arguments by name (`backbone` is the first), to merge with the checkpoint's.
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[2:]
+        names = [p.name for p in parameters if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        if len(args) > len(names) or set(names[: len(args)]) & set(kwargs):
+            raise TypeError(f"{cls.__name__}.from_pretrained: too many or repeated arguments. Received: {args!r}")
+        kwargs = {**dict(zip(names, args)), **kwargs}
+        checkpoint = read_checkpoint(path, backbone_kwargs.pop("cache_dir", None))
+        head_kwargs, has_head = task_head_arguments(checkpoint, cls, kwargs)
+        if has_head:
+            return build_from_checkpoint(checkpoint, cls, cls.backbone_class, head_kwargs=head_kwargs, **backbone_kwargs)
+        return cls(build_from_checkpoint(checkpoint, cls.backbone_class, **backbone_kwargs), **kwargs)
+
 
     # --- features the backbone does not take: dropped here, the one place for every caller.
     @property
@@ -135,6 +156,11 @@ class BertTask(keras.Model):
 
             return x.map(drop)
         return x
+
+    @classmethod
+    def from_preset(cls, preset, *args, **kwargs):
+        """`from_pretrained` under keras-hub's name, e.g. `BertClassifier.from_preset("bert_tiny_en_uncased", num_classes=2)`."""
+        return cls.from_pretrained(preset, *args, **kwargs)
 
     # --- input and label checks: bad data fail here with a clear message, not deep in a kernel.
     def __call__(self, inputs, *args, **kwargs):
