@@ -174,6 +174,7 @@ def _export_here(backbone, tokenizer, directory, seq_length, overwrite, verbose)
         frozen, backbone.trainable = not backbone.trainable, True
         try:
             encoder = HubEncoderModule(backbone, vocab_file, metadata[ENCODER_DIR])
+            trainable = len(encoder.trainable_variables)
             tf.saved_model.save(encoder, os.path.join(staging, ENCODER_DIR), signatures=encoder.signatures())
         finally:
             backbone.trainable = not frozen
@@ -187,7 +188,7 @@ def _export_here(backbone, tokenizer, directory, seq_length, overwrite, verbose)
         shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(sources, ignore_errors=True)
     if verbose:
-        print(f"exported a TF Hub-style encoder ({backbone.num_layers} layers, {len(backbone.trainable_weights)} "
+        print(f"exported a TF Hub-style encoder ({backbone.num_layers} layers, {trainable} "
               f"trainable variables) and preprocessor (seq_length {seq_length}) to {directory}")
 
 
