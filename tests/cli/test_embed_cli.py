@@ -52,6 +52,9 @@ def test_npy_out_and_a_keras_file(capsys, tmp_path, folder, pipeline, expected):
                        "--out", tmp_path / "k.npy")
     assert code == 0
     np.testing.assert_allclose(np.load(tmp_path / "k.npy"), expected, atol=1e-6)
+    # `keras-bert predict` on the same file answers with the embedding too.
+    assert main(["predict", str(tmp_path / "embedder.keras"), TINY_SENTENCES[0], "--tokenizer", str(FIXTURES / "vocab.txt")]) == 0
+    np.testing.assert_allclose(json.loads(capsys.readouterr().out)["embedding"], expected[0], atol=1e-6)
 
 
 @pytest.mark.parametrize(
