@@ -13,17 +13,21 @@ from keras_bert import _command_line_startup
 # start-up notices on stderr (they cannot be silenced once keras has imported it).
 _command_line_startup.quiet_tensorflow_startup()
 
-from keras_bert.layers import (  # noqa: E402  (after the start-up filter, on purpose)
+from keras_bert.converters.presets import list_presets  # noqa: E402  (after the start-up filter, on purpose)
+from keras_bert.layers import (  # noqa: E402
     BertEmbeddings,
+    ElectraDiscriminatorHead,
     MaskedLMHead,
     NextSentenceHead,
     Pooler,
     SelfAttention,
+    SentencePooling,
     SpanHead,
     TransformerEncoder,
 )
 from keras_bert.models import (
     BERT_SIZES,
+    AlbertBackbone,
     BertBackbone,
     BertClassifier,
     BertMaskedLM,
@@ -31,9 +35,17 @@ from keras_bert.models import (
     BertPretrainer,
     BertQuestionAnswerer,
     BertTask,
+    BertTextEmbedder,
     BertTokenClassifier,
+    DistilBertBackbone,
+    ElectraBackbone,
+    ElectraDiscriminator,
+    ElectraGenerator,
+    EncoderBackbone,
+    RobertaBackbone,
     Distiller,
     student_from_teacher,
+    MultipleNegativesRankingLoss,
 )
 from keras_bert.optimizers import BertAdamW, BertLamb, WarmupSchedule, create_optimizer
 
@@ -43,6 +55,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "BertTokenizer": "keras_bert.preprocessing.bert_tokenizer",
     "BertInputPacker": "keras_bert.preprocessing.input_packer",
+    "SentencePieceTokenizer": "keras_bert.preprocessing.sentence_piece_tokenizer",
+    "BytePairTokenizer": "keras_bert.preprocessing.byte_pair_tokenizer",
     "learn_vocabulary": "keras_bert.preprocessing.vocabulary",
     "write_vocabulary": "keras_bert.preprocessing.vocabulary",
     "pretraining_dataset": "keras_bert.preprocessing.pretraining.dataset",
@@ -51,10 +65,12 @@ _LAZY = {
     "TokenClassifierPipeline": "keras_bert.pipelines.token_classifier_pipeline",
     "QuestionAnswererPipeline": "keras_bert.pipelines.question_answerer_pipeline",
     "MultipleChoicePipeline": "keras_bert.pipelines.multiple_choice_pipeline",
+    "TextEmbedderPipeline": "keras_bert.pipelines.text_embedder_pipeline",
     "predict_text": "keras_bert.pipelines.loading",
     "load_pipeline": "keras_bert.pipelines.loading",
     "export_saved_model": "keras_bert.export.saved_model_export",
     "ExportedModel": "keras_bert.export.exported_model",
+    "export_hub_encoder": "keras_bert.export.hub_export",
     "convert": "keras_bert.jobs.convert",
 }
 

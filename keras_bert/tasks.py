@@ -10,6 +10,11 @@ SavedModel export (`keras_bert.export`) all look a task up here, by one name:
 | token_classifier  | ner             | BertTokenClassifier                     |
 | question_answerer | qa              | BertQuestionAnswerer                    |
 | multiple_choice   | multiple-choice | BertMultipleChoice                      |
+| text_embedder     | embed           | BertTextEmbedder (no finetune job: `fit` on pairs) |
+
+`TASKS` holds the tasks `keras-bert finetune` trains; `SERVED_TASKS` adds those
+that only pipelines and export serve (the text embedder, trained with its own
+`fit` on contrastive pairs). `get_task` and `task_for_model` look in both.
 
 Parts are named as "module:attribute" and imported when asked for: this module
 sits below every part it names (it imports nothing of the package), so the jobs,
@@ -44,9 +49,9 @@ class Task:
     cli_name: str
     description: str
     model: str
-    reader: str
-    features: str
-    finetune: str
+    reader: str | None
+    features: str | None
+    finetune: str | None
     pipeline: str
     export_outputs: str
 
@@ -54,6 +59,8 @@ class Task:
         """The object named by `part` ("model", "reader", ..., "export_outputs"), imported now."""
         if part not in _PARTS:
             raise ValueError(f"A task has no part {part!r}; parts: {_PARTS}")
+        if getattr(self, part) is None:
+            raise ValueError(f"The {self.name} task has no {part} (`keras-bert finetune` does not train it).")
         module, attribute = getattr(self, part).split(":")
         return getattr(importlib.import_module(module), attribute)
 
@@ -128,6 +135,19 @@ TASKS = {
     )
 }
 CLI_NAMES = {task.cli_name: task.name for task in TASKS.values()}
+_TEXT_EMBEDDER = Task(
+    name="text_embedder",
+    cli_name="embed",
+    description="one vector per text (sentence embeddings), trained with BertTextEmbedder.fit on pairs",
+    model="keras_bert.models.bert_text_embedder:BertTextEmbedder",
+    reader=None,
+    features=None,
+    finetune=None,
+    pipeline="keras_bert.pipelines.text_embedder_pipeline:TextEmbedderPipeline",
+    export_outputs="keras_bert.export.embedder_outputs:text_embedder_outputs",
+)
+SERVED_TASKS = {**TASKS, _TEXT_EMBEDDER.name: _TEXT_EMBEDDER}
+_SERVED_CLI_NAMES = {task.cli_name: task.name for task in SERVED_TASKS.values()}
 
 
 def get_task(name):
@@ -136,18 +156,18 @@ def get_task(name):
     Raises:
         ValueError naming the known tasks and the closest match.
     """
-    name = CLI_NAMES.get(name, name)
-    if name in TASKS:
-        return TASKS[name]
-    known = sorted(TASKS) + sorted(CLI_NAMES)
+    name = _SERVED_CLI_NAMES.get(name, name)
+    if name in SERVED_TASKS:
+        return SERVED_TASKS[name]
+    known = sorted(SERVED_TASKS) + sorted(_SERVED_CLI_NAMES)
     close = difflib.get_close_matches(str(name), known, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"Unknown task {name!r}; known tasks: {sorted(TASKS)} (CLI: {sorted(CLI_NAMES)}).{hint}")
+    raise ValueError(f"Unknown task {name!r}; known tasks: {sorted(SERVED_TASKS)} (CLI: {sorted(_SERVED_CLI_NAMES)}).{hint}")
 
 
 def task_for_model(model):
     """The `Task` whose model `model` is, or None (a backbone, a pretrainer)."""
-    for task in TASKS.values():
+    for task in SERVED_TASKS.values():
         if task.matches(model):
             return task
     return None

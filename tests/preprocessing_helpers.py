@@ -2,6 +2,7 @@
 
 import functools
 import os
+from pathlib import Path
 
 from harness import SHARED_DATA as DATA_DIR
 
@@ -53,3 +54,69 @@ def toy_vocabulary():
         "the", "cat", "sat", "on", "mat", "un", "##aff", "##able", "a", "##b", "##c",
         ",", ".", "!", "'", "s", "dog", "hello", "world", "cafe", "中", "文",
     ]  # fmt: skip
+
+
+FAMILY_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "family_tokenizers"
+
+
+def family_folder(family):
+    """Folder of the Austen-trained test vocabulary: "albert" (spiece.model) or "roberta"."""
+    return str(FAMILY_FIXTURES / family)
+
+
+@functools.lru_cache(maxsize=None)
+def family_tokenizers(family):
+    """(ours, transformers') tokenizers of "albert" or "roberta", loaded from the same test files."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if family == "albert":
+        from transformers import AlbertTokenizer
+
+        from keras_bert.preprocessing.sentence_piece_tokenizer import SentencePieceTokenizer
+
+        return SentencePieceTokenizer.from_pretrained(family_folder(family)), AlbertTokenizer.from_pretrained(
+            family_folder(family)
+        )
+    from transformers import RobertaTokenizer
+
+    from keras_bert.preprocessing.byte_pair_tokenizer import BytePairTokenizer
+
+    return BytePairTokenizer.from_pretrained(family_folder(family)), RobertaTokenizer.from_pretrained(
+        family_folder(family)
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def real_lines_per_file(count=100):
+    """`count` lines spread over each of the 8 data files (six novels, two sentiment sets)."""
+    import glob
+
+    lines = []
+    for path in sorted(glob.glob(str(AUSTEN / "*.txt"))) + sorted(glob.glob(str(SENTIMENT / "*.txt"))):
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = [r for r in f.read().splitlines() if r.strip()]
+        if "sentiment" in path:
+            rows = [r.split("\t", 2)[2] for r in rows if len(r.split("\t", 2)) == 3]
+        lines += rows[:: max(1, len(rows) // count)][:count]
+    return tuple(lines)
+
+
+# Where ALBERT's, RoBERTa's and BERT's cleanup is easy to get wrong.
+FAMILY_HARD_CASES = [
+    "Café naïve résumé Ångström ``quoted'' and ''twice''",
+    "1,000,000 and 5, 6, 15,000,",
+    "emoji 😀👍🏽 family 👨‍👩‍👧 here",
+    "中文字符 and 日本語 かな 한국어",
+    "   leading spaces",
+    "trailing spaces   ",
+    "    Kitty, a fair but frozen maid,",
+    "tab\there\nnew\r\nline\u2028sep",
+    "no\u00a0break\u2009thin\u3000ideographic\u202fnarrow",
+    "it's _man_'s 'success,' don't O'Neil",
+    "İstanbul ΟΔΟΣ ﬁne ½ Ⅻ ａｂｃ",
+    "combining e\u0301 a\u0300\u0316",
+    "ctrl\x01\x07 chars\x7f nul\x00x",
+    "a [MASK] b [CLS]x[SEP] <mask> <s>y</s> <pad> <unk>",
+    "$100 & 50% off!! #tag @user http://x.co/a?b=c ---&gt;",
+    "",
+    "   ",
+]

@@ -2,6 +2,8 @@
 
     keras-bert convert uncased_L-12_H-768_A-12/ bert.keras       # TF1 -> .keras
     keras-bert convert bert.keras bert_hf/ --to hf               # .keras -> HF folder
+    keras-bert convert bert_base_en_uncased bert.keras           # a preset name (keras_bert.list_presets())
+    keras-bert convert runs/sst sst_hf/ --to hf                  # fine-tuned classifier -> BertForSequenceClassification
 
 A refused conversion (a bad or missing source, an existing destination)
 prints one line to stderr and exits with status 1.
@@ -18,7 +20,9 @@ HELP = "convert checkpoints: Google TF1 / Hugging Face / .keras"
 def add_convert_arguments(parser):
     """Adds `convert`'s arguments to an argparse (sub)parser."""
     parser.add_argument(
-        "source", help="TF1 folder or checkpoint prefix, Hugging Face folder, hf://owner/name, or .keras file"
+        "source",
+        help="TF1 folder or checkpoint prefix, Hugging Face folder, hf://owner/name, preset name "
+        "(bert_base_en_uncased, google-bert/bert-base-uncased, ...), .keras file or finetune --out folder",
     )
     parser.add_argument("destination", help="a .keras path, or a folder for --to hf")
     parser.add_argument("--to", choices=TARGETS, default=None, help="output format (default: by destination name)")
@@ -33,7 +37,7 @@ def add_convert_arguments(parser):
         help="whether the tokenizer lowercases (default: from the source)",
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing destination")
-    parser.add_argument("--cache-dir", default=None, help="Hugging Face cache folder for hf:// sources")
+    parser.add_argument("--cache-dir", default=None, help="Hugging Face cache folder for presets and hf:// sources")
     return parser
 
 

@@ -2,10 +2,12 @@
 
     keras-bert export runs/sst/model.keras --out saved_models/sst
     keras-bert export runs/sst --out saved_models/sst      # a finetune folder: its vocab and options
+    keras-bert export minilm.keras --format hub-encoder --out saved_models/minilm_hub   # TF Hub-style, trainable
 """
 
 from keras_bert.cli.errors import UserError
 from keras_bert.cli.model_files import find_model, load_keras_model, load_tokenizer
+from keras_bert.export.hub_export import export_hub_encoder
 from keras_bert.export.saved_model_export import export_saved_model
 from keras_bert.models import BertMaskedLM, BertPretrainer
 from keras_bert.tasks import CLI_NAMES
@@ -21,6 +23,11 @@ def add_export_arguments(parser):
     """Adds the `keras-bert export` arguments to an argparse (sub)parser."""
     parser.add_argument("model", help="a .keras file, or a `keras-bert finetune` output folder")
     parser.add_argument("--out", required=True, help="SavedModel directory to create")
+    parser.add_argument(
+        "--format", choices=["saved-model", "hub-encoder"], default="saved-model",
+        help="saved-model: raw strings in, the task's answers out (serving); hub-encoder: the backbone as TF Hub-style "
+        "encoder/ + preprocessor/ SavedModels that train further (hub.KerasLayer, TFSMLayer)",
+    )
     parser.add_argument(
         "--tokenizer",
         help="vocab.txt, a Hugging Face / TF1 folder, or a .keras file with its .vocab.txt "
@@ -51,13 +58,20 @@ def run_export(args):
         if not pretraining_model:
             raise UserError("--backbone applies to pretraining models (BertPretrainer, BertMaskedLM)")
         model = model.backbone
-    elif pretraining_model:
+    elif pretraining_model and args.format != "hub-encoder":  # hub-encoder takes the backbone of any model
         # The library's message names `model.backbone`, which a command-line user cannot type.
         raise UserError(
             f"{model_file} is a pretraining model ({type(model).__name__}): add --backbone to export its "
             f"encoder (embeddings), or fine-tune it first (keras-bert finetune --init {args.model} ...)"
         )
     job = run.job if run is not None else {}
+    if args.format == "hub-encoder":
+        # Any model with a backbone: the encoder is exported, a task head is not.
+        export_hub_encoder(
+            model, args.out, tokenizer, seq_length=args.sequence_length or job.get("sequence_length") or 128,
+            overwrite=args.overwrite,
+        )
+        return 0
     export_saved_model(
         model,
         args.out,

@@ -32,6 +32,8 @@ def add_finetune_arguments(parser):
     parser.add_argument("--task", required=True, type=_task_word, choices=list(CLI_NAMES))
     parser.add_argument("--init", required=True,
                         help="Hugging Face BERT folder, .keras file (backbone, pretrainer or task model), "
+                             "preset name (bert_base_en_uncased, google-bert/bert-base-uncased, ...: "
+                             "keras_bert.list_presets()) or hf://owner/name, "
                              "or a size name (tiny, mini, ...) for random weights")
     parser.add_argument("--train", required=True, help="training file")
     parser.add_argument("--eval", help="held-out file, evaluated after training")
@@ -48,6 +50,11 @@ def add_finetune_arguments(parser):
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--freeze-backbone", action="store_true", help="train the task head only")
+    parser.add_argument("--lora-rank", type=int, metavar="R",
+                        help="LoRA: train rank-R adapters on the encoder kernels and the head only; writes "
+                             "adapter.npz (adapters and head) beside model.keras (adapters merged)")
+    parser.add_argument("--lora-alpha", type=float, metavar="A",
+                        help="LoRA scale: the update is multiplied by A / R (default A = R)")
     parser.add_argument("--length-buckets", type=int, nargs="+",
                         help="train on batches of similar length, cut to these lengths (e.g. 16 32 48): "
                              "less compute on padding")
@@ -138,6 +145,8 @@ def run_finetune(args):
         weight_decay=args.weight_decay,
         dropout=args.dropout,
         freeze_backbone=args.freeze_backbone,
+        lora_rank=args.lora_rank,
+        lora_alpha=args.lora_alpha,
         seed=args.seed,
         verbose=0 if args.quiet else 1,
         text_column=_column(args.text_column, header),

@@ -7,6 +7,7 @@
     keras-bert convert  uncased_L-12_H-768_A-12/ out/bert.keras      (or an HF folder; --to hf for the reverse)
     keras-bert export   runs/sst/model.keras --out saved_models/sst    (TF SavedModel, tokenizer inside)
     keras-bert predict  saved_models/sst "a gorgeous, witty, seductive movie."   (JSON lines out)
+    keras-bert embed    all-MiniLM-L6-v2/ "A man is eating food."   (sentence embeddings: JSON lines or --out .npy)
 
 Each subcommand lives in its own module (`keras_bert.cli.vocab`, ...), with
 `add_<command>_arguments(parser)` and `run_<command>(args)`; this module
@@ -22,7 +23,7 @@ import os
 import shlex
 import sys
 
-from keras_bert.cli import convert, distill, export, finetune, predict, pretrain, vocab
+from keras_bert.cli import convert, distill, embed, export, finetune, predict, pretrain, vocab
 from keras_bert import __version__
 from keras_bert.cli.errors import UserError
 from keras_bert.jobs.checkpointing import read_checkpoint_state
@@ -88,6 +89,7 @@ def build_parser():
     _add_command(subparsers, "convert", convert.HELP, convert.add_convert_arguments, convert.run_convert)
     _add_command(subparsers, "export", export.HELP, export.add_export_arguments, export.run_export)
     _add_command(subparsers, "predict", predict.HELP, predict.add_predict_arguments, predict.run_predict)
+    _add_command(subparsers, "embed", embed.HELP, embed.add_embed_arguments, embed.run_embed)
     return parser
 
 
@@ -95,7 +97,7 @@ def main(argv=None):
     """Runs `keras-bert ARGV` (default: sys.argv); returns the exit status."""
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
-    if extras and args.command == "predict" and not any(e.startswith("-") for e in extras):
+    if extras and args.command in ("predict", "embed") and not any(e.startswith("-") for e in extras):
         # argparse takes a positional list only before the options; texts after them are texts too.
         args.texts = [*args.texts, *extras]
     elif extras:

@@ -47,6 +47,7 @@ _DROPPED = {
     "classifier": "of the shorter text of the pair past half the sequence",
     "regressor": "of the shorter text of the pair past half the sequence",
     "backbone": "past the sequence length",
+    "text_embedder": "past the sequence length",
 }
 
 
@@ -148,6 +149,8 @@ def _keras_predictor(args):
     num_fields = 2 if pairs or task == "question_answerer" else 1
 
     def predict(columns):
+        if task == "text_embedder":  # one vector per text, never windowed (`keras-bert embed` writes .npy too)
+            return [{"embedding": v.tolist()} for v in pipeline(columns[0])], [None] * len(columns[0])
         stats = pipeline.input_stats(*columns)
         if task == "token_classifier":
             return [{"entities": e} for e in pipeline(columns[0])], stats

@@ -1,7 +1,8 @@
-"""Reading Hugging Face BERT checkpoints (config.json + safetensors or .bin).
+"""Reading Hugging Face checkpoints of the BERT family (config.json + safetensors or .bin).
 
 Handles `BertModel` (names without prefix), `BertForPreTraining` and
-`BertForMaskedLM` (names under `bert.` with `cls.` heads), single-file and
+`BertForMaskedLM` (names under `bert.` with `cls.` heads), and the same
+for every family in `hf_families` (`albert.`, `electra.`, ...), single-file and
 sharded safetensors, `pytorch_model.bin` (needs torch), and the old
 `LayerNorm.gamma/beta` spelling.
 """
@@ -10,6 +11,9 @@ import json
 import os
 
 import numpy as np
+
+from keras_bert.converters import hf_bert
+from keras_bert.converters.hf_families import family
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 
@@ -20,9 +24,32 @@ def is_hf_checkpoint(path):
     )
 
 
+def _read_json(config_path, what):
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            hf = json.load(f)
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"Cannot read the {what} {config_path}: {error}") from None
+    if not isinstance(hf, dict):
+        raise ValueError(f"{config_path} must hold a JSON object. Received: {type(hf).__name__}")
+    return hf
+
+
+def read_hf_model_type(path):
+    """The `model_type` of the Hugging Face folder `path` ("bert" when config.json names none)."""
+    return _read_json(os.path.join(path, "config.json"), "config").get("model_type", "bert")
+
+
 def read_hf_config(path):
-    """BertBackbone constructor arguments from a Hugging Face `config.json`."""
-    return read_bert_json(os.path.join(path, "config.json"))
+    """Backbone constructor arguments from a Hugging Face `config.json`, for the family its `model_type` names.
+
+    Raises:
+        ValueError: an unsupported `model_type` (the message names the
+            supported ones), or a config the family's backbone cannot follow.
+    """
+    config_path = os.path.join(path, "config.json")
+    hf = _read_json(config_path, "config")
+    return family(hf.get("model_type", "bert"), config_path).read_config(hf, config_path)
 
 
 def read_bert_json(config_path):
@@ -37,38 +64,11 @@ def read_bert_json(config_path):
     Returns:
         A dict of `BertBackbone` constructor arguments.
     """
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            hf = json.load(f)
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"Cannot read the BERT config {config_path}: {error}") from None
-    if not isinstance(hf, dict):
-        raise ValueError(f"{config_path} must hold a JSON object. Received: {type(hf).__name__}")
+    hf = _read_json(config_path, "BERT config")
     model_type = hf.get("model_type", "bert")
     if model_type != "bert":
-        raise ValueError(f"{config_path}: model_type is {model_type!r}; only 'bert' checkpoints are supported.")
-    activation = hf.get("hidden_act", "gelu")
-    if activation != "gelu":
-        raise ValueError(
-            f"{config_path}: hidden_act={activation!r}; keras_bert uses BERT's exact GELU ('gelu') only."
-        )
-    position_type = hf.get("position_embedding_type", "absolute")
-    if position_type != "absolute":
-        raise ValueError(f"{config_path}: position_embedding_type={position_type!r}; only 'absolute' is supported.")
-    try:
-        return {
-            "vocabulary_size": int(hf["vocab_size"]),
-            "num_layers": int(hf["num_hidden_layers"]),
-            "num_heads": int(hf["num_attention_heads"]),
-            "hidden_dim": int(hf["hidden_size"]),
-            "intermediate_dim": int(hf["intermediate_size"]),
-            "dropout": float(hf.get("hidden_dropout_prob", 0.1)),
-            "max_sequence_length": int(hf.get("max_position_embeddings", 512)),
-            "num_segments": int(hf.get("type_vocab_size", 2)),
-            "layer_norm_epsilon": float(hf.get("layer_norm_eps", 1e-12)),
-        }
-    except KeyError as error:
-        raise ValueError(f"{config_path} lacks the key {error.args[0]!r}.") from None
+        raise ValueError(f"{config_path}: model_type is {model_type!r}; only 'bert' checkpoints are supported here.")
+    return hf_bert.read_config(hf, config_path)
 
 
 def _read_safetensors(file):
@@ -93,10 +93,11 @@ def _read_torch_bin(file):
     return {name: tensor.float().numpy() if tensor.is_floating_point() else tensor.numpy() for name, tensor in state.items()}
 
 
-def read_hf_weights(path):
+def read_hf_weights(path, model_type="bert"):
     """All tensors of the checkpoint in `path` as numpy arrays, under canonical names.
 
-    Canonical names drop the `bert.` prefix of the task models and spell
+    Canonical names drop the prefix of the task models (`bert.`, or the
+    family's of `model_type`: `albert.`, `electra.`, ...) and spell
     LayerNorm parameters `weight`/`bias`. A sharded checkpoint (an
     `*.index.json` beside its shards, as `save_pretrained(max_shard_size=...)`
     writes it) is read shard by shard.
@@ -116,7 +117,7 @@ def read_hf_weights(path):
         if not os.path.exists(file):
             continue
         tensors = _read_shards(file, reader) if filename.endswith(".index.json") else reader(file)
-        return canonicalize_names(tensors)
+        return canonicalize_names(tensors, family(model_type, path).prefix)
     raise ValueError(f"{path} has no weights file (looked for {', '.join(WEIGHT_FILES)}).")
 
 
@@ -161,11 +162,11 @@ def _read_shards(index_file, reader):
     return tensors
 
 
-def canonicalize_names(tensors):
+def canonicalize_names(tensors, prefix="bert."):
     canonical = {}
     for name, array in tensors.items():
-        if name.startswith("bert."):
-            name = name[len("bert.") :]
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
         if "LayerNorm." in name:
             name = name.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
         canonical[name] = np.asarray(array)

@@ -10,6 +10,14 @@ transformers' `BertModel`, `BertForPreTraining` or `BertForMaskedLM`
 | BertBackbone    | BertModel          | `embeddings.*`, `encoder.*`, `pooler.*` |
 | BertPretrainer  | BertForPreTraining | `bert.*` + `cls.predictions.*` + `cls.seq_relationship.*` |
 | BertMaskedLM    | BertForMaskedLM    | `bert.*` (no pooler) + `cls.predictions.*` |
+| BertClassifier  | BertForSequenceClassification | `bert.*` + `classifier.*` |
+| BertTokenClassifier | BertForTokenClassification | `bert.*` (no pooler) + `classifier.*` |
+| BertQuestionAnswerer | BertForQuestionAnswering | `bert.*` (no pooler) + `qa_outputs.*` |
+| BertMultipleChoice | BertForMultipleChoice | `bert.*` + `classifier.*` |
+
+Task models also write their labels into config.json (`id2label`,
+`label2id`, `problem_type`; see `hf_tasks`), so transformers' pipelines
+report the same label names.
 
 The MLM decoder is tied to the word embeddings (`tie_word_embeddings`), so,
 as transformers itself saves it, `cls.predictions.decoder.weight/bias` are
@@ -24,6 +32,7 @@ import tempfile
 import numpy as np
 
 from keras_bert.converters import tokenizer_files
+from keras_bert.converters.hf_tasks import TASK_ARCHITECTURES, WITHOUT_POOLER, head_prefix, hf_task_config
 from keras_bert.converters.weight_map import OPTIONAL_NAMES, canonical_weights, is_backbone
 
 SPECIAL_TOKENS = {
@@ -45,8 +54,11 @@ def hf_architecture(model):
         return "BertForPreTraining", "bert."
     if type(model).__name__ == "BertMaskedLM":
         return "BertForMaskedLM", "bert."
+    if type(model).__name__ in TASK_ARCHITECTURES:
+        return TASK_ARCHITECTURES[type(model).__name__], "bert."
     raise ValueError(
-        f"Hugging Face export supports BertBackbone, BertPretrainer and BertMaskedLM. Received a "
+        f"Hugging Face export supports BertBackbone, BertPretrainer, BertMaskedLM, "
+        f"{', '.join(TASK_ARCHITECTURES)}. Received a "
         f"{type(model).__name__}; export its `.backbone` to get a BertModel checkpoint."
     )
 
@@ -86,13 +98,14 @@ def hf_config(backbone, architecture="BertModel"):
 def hf_tensors(model):
     """Hugging Face tensor name -> numpy array, as `save_hf_checkpoint` stores them."""
     architecture, prefix = hf_architecture(model)
+    heads = ("cls.", head_prefix(architecture) + ".") if architecture in TASK_ARCHITECTURES.values() else ("cls.",)
     tensors = {}
     for name, array in canonical_weights(model).items():
-        if architecture == "BertForMaskedLM" and name in OPTIONAL_NAMES:
-            continue  # BertForMaskedLM has no pooler
+        if architecture in WITHOUT_POOLER and name in OPTIONAL_NAMES:
+            continue  # transformers builds these classes without a pooler
         if array.dtype not in (np.float32, np.float16):
             array = array.astype(np.float32)  # e.g. bfloat16 variables
-        tensors[name if name.startswith("cls.") else prefix + name] = np.ascontiguousarray(array)
+        tensors[name if name.startswith(heads) else prefix + name] = np.ascontiguousarray(array)
     return tensors
 
 
@@ -166,7 +179,11 @@ def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, 
 
     Args:
         model: a `BertBackbone` (-> `BertModel`), `BertPretrainer`
-            (-> `BertForPreTraining`) or `BertMaskedLM` (-> `BertForMaskedLM`).
+            (-> `BertForPreTraining`), `BertMaskedLM` (-> `BertForMaskedLM`),
+            or a task model: `BertClassifier` (-> `BertForSequenceClassification`,
+            `problem_type` "regression" for `num_classes=1`), `BertTokenClassifier`
+            (-> `BertForTokenClassification`), `BertQuestionAnswerer`
+            (-> `BertForQuestionAnswering`), `BertMultipleChoice` (-> `BertForMultipleChoice`).
         destination: the folder to create.
         vocabulary: optional vocabulary for `vocab.txt`: a path to a
             `vocab.txt`, a list of tokens, or a tokenizer with
@@ -190,7 +207,7 @@ def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, 
 
     architecture, _ = hf_architecture(model)
     backbone = getattr(model, "backbone", model)
-    config = hf_config(backbone, architecture)
+    config = {**hf_config(backbone, architecture), **hf_task_config(model, architecture)}
     tensors = hf_tensors(model)
     lines = None
     if vocabulary is not None:

@@ -172,3 +172,53 @@ def read_do_lower_case(path, name=None):
     if _CASED.search(name):
         return False
     return True
+
+
+def find_tokenizer_files(path, names, family, alternatives=("tokenizer.json",)):
+    """The tokenizer files of a Hugging Face checkpoint, and its `tokenizer_config.json`.
+
+    Args:
+        path: a checkpoint folder, or one of the files itself (its folder is
+            searched for the others).
+        names: the file names needed, e.g. `("vocab.json", "merges.txt")`.
+        family: the model family, for the error message ("RoBERTa").
+        alternatives: file names that can stand in for all of `names`
+            (`tokenizer.json` holds a BPE's vocabulary and merges).
+
+    Returns:
+        `(files, config)`: dict file name → path for the names found (all of
+        `names`, or else the first alternative found), and the parsed
+        `tokenizer_config.json` (an empty dict without one).
+
+    Raises:
+        ValueError: naming the path and every file that is missing.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ValueError(f"`path` {path!r} does not exist.")
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    found = {name: os.path.join(folder, name) for name in names}
+    if os.path.isfile(path) and os.path.basename(path) not in names and os.path.basename(path) not in alternatives:
+        # One file given under another name (e.g. albert.model): it stands for the first.
+        found[names[0]] = path
+    missing = [name for name, file in found.items() if not os.path.isfile(file)]
+    if missing:
+        present = [name for name in alternatives if os.path.isfile(os.path.join(folder, name))]
+        if not present:
+            expected = " + ".join(names) + "".join(f" (or {name})" for name in alternatives)
+            raise ValueError(
+                f"{path!r} has no {family} tokenizer: missing {', '.join(missing)}; expected {expected} "
+                "as a Hugging Face checkpoint folder holds them."
+            )
+        found = {present[0]: os.path.join(folder, present[0])}
+    config = {}
+    config_file = os.path.join(folder, TOKENIZER_CONFIG_FILE)
+    if os.path.isfile(config_file):
+        try:
+            with open(config_file, encoding="utf-8") as f:
+                config = json.load(f)
+        except (OSError, json.JSONDecodeError) as error:
+            raise ValueError(f"Cannot read {config_file}: {error}") from None
+        if not isinstance(config, dict):
+            raise ValueError(f"{config_file} must hold a JSON object; received {type(config).__name__}")
+    return found, config

@@ -1,10 +1,22 @@
 """Export to a TensorFlow SavedModel with the tokenizer inside, and use exported models.
 
 `export_saved_model` writes the SavedModel; `ExportedModel` loads one and
-predicts on raw strings (what `keras-bert predict` uses).
+predicts on raw strings (what `keras-bert predict` uses). `export_hub_encoder`
+writes TF Hub-style encoder + preprocessor SavedModels for further training.
 """
 
 from keras_bert.export.exported_model import ExportedModel
+from keras_bert.export.hub_export import export_hub_encoder
 from keras_bert.export.saved_model_export import export_saved_model, read_metadata
 
-__all__ = ["ExportedModel", "export_saved_model", "read_metadata"]
+
+def __getattr__(name):
+    # TFSMLayer imports TensorFlow: `import keras_bert.export` must not (resolved on first use).
+    if name == "TrainableTFSMLayer":
+        # defers TensorFlow until the layer is asked for
+        from keras_bert.export.trainable_tfsm_layer import TrainableTFSMLayer
+
+        return TrainableTFSMLayer
+    raise AttributeError(f"module 'keras_bert.export' has no attribute {name!r}")
+
+__all__ = ["ExportedModel", "TrainableTFSMLayer", "export_hub_encoder", "export_saved_model", "read_metadata"]

@@ -13,19 +13,26 @@ import sys
 import keras
 
 import keras_bert.models  # noqa: F401  (registers the classes for load_model)
+from keras_bert.export.hub_export import export_hub_encoder
 from keras_bert.export.saved_model_export import export_saved_model
 
 
 def main(spec_path):
     if keras.backend.backend() != "tensorflow":
         raise SystemExit("the export worker must run with KERAS_BACKEND=tensorflow")
-    # defers TensorFlow until the backend is known to be TensorFlow (a clear error otherwise)
-    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+    # defers TensorFlow until the backend is known to be TensorFlow (a clear error otherwise);
+    # importing the package registers every tokenizer class for deserialisation
+    import keras_bert.preprocessing  # noqa: F401
 
     with open(spec_path, encoding="utf-8") as f:
         spec = json.load(f)
     model = keras.saving.load_model(spec["model"], compile=False)
-    tokenizer = BertTokenizer(spec["vocab"], **spec["tokenizer"])
+    tokenizer = keras.saving.deserialize_keras_object(spec["tokenizer"])
+    if spec.get("format") == "hub-encoder":
+        export_hub_encoder(
+            model, spec["directory"], tokenizer, overwrite=spec["overwrite"], verbose=spec["verbose"], **spec["options"]
+        )
+        return
     export_saved_model(
         model, spec["directory"], tokenizer, overwrite=spec["overwrite"], verbose=spec["verbose"], **spec["options"]
     )

@@ -138,6 +138,8 @@ class ExportedModel:
                 }
                 for i in range(n)
             ]
+        if task == "text_embedder":
+            return [{"embedding": np.asarray(outputs["embeddings"][i]).tolist()} for i in range(n)]
         # backbone: the [CLS] sentence embedding (pooled output).
         return [{"pooled_output": np.asarray(outputs["pooled_output"][i]).tolist()} for i in range(n)]
 

@@ -66,8 +66,12 @@ def export_saved_model(
             `BertTokenClassifier`, `BertQuestionAnswerer` or
             `BertMultipleChoice`, on any backend.
         directory: the SavedModel directory to create.
-        tokenizer: the `BertTokenizer` the model was trained with; required
-            (it becomes part of the graph of `serve_text`).
+        tokenizer: the tokenizer the model was trained with: a
+            `BertTokenizer`, or for ALBERT a `SentencePieceTokenizer` and for
+            RoBERTa a `BytePairTokenizer` (classifiers, regressors, multiple
+            choice and backbones; taggers and question answerers need a
+            `BertTokenizer`'s offsets); required (it becomes part of the
+            graph of `serve_text`).
         sequence_length: length texts are packed to in `serve_text` (default
             128, 384 for question answering, at most the model's
             `max_sequence_length`). Longer texts are read in overlapping
@@ -104,16 +108,9 @@ def export_saved_model(
     directory = os.path.abspath(os.fspath(directory))
     task = task_kind(model)
     backbone = model if task == "backbone" else model.backbone
-    if tokenizer is None:
-        raise ValueError(
-            "`tokenizer` is required: `serve_text` tokenizes raw strings inside the graph. Pass the "
-            "BertTokenizer the model was trained with, e.g. BertTokenizer.from_pretrained(path)."
-        )
-    if tokenizer.vocabulary_size() != backbone.vocabulary_size:
-        raise ValueError(
-            f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the model's vocabulary_size is "
-            f"{backbone.vocabulary_size}: they do not belong together."
-        )
+    _check_tokenizer(tokenizer, task, backbone)
+    if sequence_length is None and task == "text_embedder":
+        sequence_length = model.sequence_length  # the checkpoint's max_seq_length (None: as the others)
     if sequence_length is None:
         sequence_length = min(384 if task == "question_answerer" else 128, backbone.max_sequence_length)
     if not isinstance(sequence_length, int) or not 3 <= sequence_length <= backbone.max_sequence_length:
@@ -157,6 +154,25 @@ def export_saved_model(
     return _export_here(model, task, tokenizer, directory, overwrite, options, verbose)
 
 
+def _check_tokenizer(tokenizer, task, backbone):
+    """Raises ValueError for a missing tokenizer, one that cannot serve `task`, or another vocabulary."""
+    if tokenizer is None:
+        raise ValueError(
+            "`tokenizer` is required: `serve_text` tokenizes raw strings inside the graph. Pass the "
+            "BertTokenizer the model was trained with, e.g. BertTokenizer.from_pretrained(path)."
+        )
+    if task in ("token_classifier", "question_answerer") and not hasattr(tokenizer, "tokenize_with_offsets"):
+        raise ValueError(
+            f"A {task}'s serve_text maps tokens back to characters, which needs a tokenizer with "
+            f"`tokenize_with_offsets` (BertTokenizer); {type(tokenizer).__name__} has none."
+        )
+    if tokenizer.vocabulary_size() != backbone.vocabulary_size:
+        raise ValueError(
+            f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the model's vocabulary_size is "
+            f"{backbone.vocabulary_size}: they do not belong together."
+        )
+
+
 def _fit_qa_lengths(sequence_length, doc_stride, max_query_length):
     # defers TensorFlow (squad_data tokenizes with it): `import keras_bert.export` must not import it
     from keras_bert.preprocessing.tasks.squad_data import fit_qa_lengths
@@ -168,7 +184,7 @@ def _fit_qa_lengths(sequence_length, doc_stride, max_query_length):
 
 
 def _check_label_names(model, task, label_names):
-    if task in ("backbone", "regressor", "question_answerer", "multiple_choice"):
+    if task in ("backbone", "regressor", "question_answerer", "multiple_choice", "text_embedder"):
         return None
     if label_names is None:
         if task == "token_classifier":
@@ -191,13 +207,10 @@ def _export_in_tensorflow_process(model, tokenizer, directory, overwrite, option
     with tempfile.TemporaryDirectory(prefix="keras_bert_export-") as scratch:
         model_path = os.path.join(scratch, "model.keras")
         model.save(model_path)
-        vocab_path = os.path.join(scratch, "vocab.txt")
-        _write_lines(tokenizer.get_vocabulary(), vocab_path)
-        tokenizer_config = {k: v for k, v in tokenizer.get_config().items() if k != "vocabulary"}
         spec = {
             "model": model_path,
-            "vocab": vocab_path,
-            "tokenizer": tokenizer_config,
+            # The whole tokenizer (any of the three classes), as keras serialises it.
+            "tokenizer": keras.saving.serialize_keras_object(tokenizer),
             "directory": directory,
             "overwrite": overwrite,
             "options": options,
@@ -295,8 +308,9 @@ def _metadata(model, task, tokenizer, options):
         "text_pair": options["text_pair"],
         "windows": {k: options[k] for k in _WINDOW_OPTIONS},
         "question_answering": {k: options[k] for k in _QA_OPTIONS} if task == "question_answerer" else None,
-        "tokenizer": {k: v for k, v in tokenizer.get_config().items() if k != "vocabulary"}
-        | {"vocabulary_size": tokenizer.vocabulary_size()},
+        # Options only: the vocabulary is an asset, a SentencePiece model or BPE merges are in the graph.
+        "tokenizer": {k: v for k, v in tokenizer.get_config().items() if k not in ("vocabulary", "proto", "merges")}
+        | {"vocabulary_size": tokenizer.vocabulary_size(), "class": type(tokenizer).__name__},
         "signatures": {"serve_text": text_inputs, "serve_token_ids": ["token_ids", "segment_ids", "padding_mask"]},
         "training_backend": options["training_backend"],
         "export_backend": keras.backend.backend(),

@@ -113,7 +113,8 @@ class BertServingModule(tf.Module):
         self._null_score_diff_threshold = null_score_diff_threshold
         backbone = model if task == "backbone" else model.backbone
         self._vocabulary_size = backbone.vocabulary_size
-        self._num_segments = backbone.num_segments
+        # DistilBERT takes no segment_ids (its classifier drops them): accept BERT's two types.
+        self._num_segments = getattr(backbone, "num_segments", 2)
         self._max_sequence_length = backbone.max_sequence_length
         self.packer = BertInputPacker.from_tokenizer(tokenizer, sequence_length)
         # id → token, read from the vocabulary asset: a SavedModel whose asset

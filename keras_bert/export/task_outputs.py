@@ -65,6 +65,8 @@ def token_id_outputs(module, outputs):
         return {"value": outputs[:, 0]}
     if task == "question_answerer":
         return {"start_logits": outputs["start"], "end_logits": outputs["end"]}
+    if task == "text_embedder":
+        return {"embeddings": outputs}
     return {"logits": outputs, "probabilities": tf.nn.softmax(outputs, axis=-1)}
 
 
@@ -116,8 +118,10 @@ def _windowed_logits(module, text, text_pair=None):
         dropped = tf.zeros_like(lengths)
     else:
         pair_ids = tokenizer.tokenize(text_pair)
+        # RoBERTa's pairs take one separator more (`</s></s>`): one token less for the texts.
+        room = module._sequence_length - (module.packer.separators_between - 1)
         windows_a, windows_b, owner, dropped = text_windows.pair_windows(
-            ids, pair_ids, module._sequence_length, module._window_stride or module._sequence_length
+            ids, pair_ids, room, module._window_stride or module._sequence_length
         )
         inputs = module.pack_texts(windows_a, windows_b)
         lengths += tf.cast(pair_ids.row_lengths(), tf.int32)

@@ -6,6 +6,7 @@ metric with the best so far, saves the weights when they are better, and
 Its record lives beside the resumable checkpoint (`keras_bert.jobs.checkpointing`):
 
     checkpoints/best.weights.h5   the best epoch's weights
+    checkpoints/best.adapter.npz  a LoRA run's: its adapters and head (the .h5 holds merged kernels only)
     checkpoints/best.json         {"epoch", "step", "monitor", "mode", "value", "last_epoch", "stopped_early", "patience"}
 
 Run it before the epoch's checkpoint is committed (`JobRunner(before_checkpoint=...)`):
@@ -22,8 +23,10 @@ import keras
 import numpy as np
 
 from keras_bert.jobs.checkpointing import write_atomic_json
+from keras_bert.models.lora import lora_info, save_adapter
 
 WEIGHTS_FILE = "best.weights.h5"
+ADAPTER_FILE = "best.adapter.npz"
 RECORD_FILE = "best.json"
 # Metric names whose smaller values are better; every other metric is better larger.
 _SMALLER_IS_BETTER = ("loss", "error", "mae", "mse")
@@ -48,7 +51,7 @@ def read_best_record(directory):
 
 def clear_best_record(directory):
     """Deletes a best-epoch record (of an earlier run) from `directory`."""
-    for name in (RECORD_FILE, WEIGHTS_FILE):
+    for name in (RECORD_FILE, WEIGHTS_FILE, ADAPTER_FILE):
         path = os.path.join(directory, name)
         if os.path.exists(path):
             os.remove(path)
@@ -138,3 +141,5 @@ class BestEpoch(keras.callbacks.Callback):
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
+        if lora_info(self.model):
+            save_adapter(self.model, os.path.join(self.directory, ADAPTER_FILE))

@@ -89,9 +89,9 @@ def save_model_atomic(model, path):
             os.remove(tmp)
 
 
-def _link_latest(directory, model_file):
-    """Points `checkpoint.keras` at `model_file` (a hard link, else a copy), atomically."""
-    source, link = os.path.join(directory, model_file), os.path.join(directory, MODEL_FILE)
+def _link_latest(directory, model_file, link_name=MODEL_FILE):
+    """Points `link_name` (`checkpoint.keras`) at `model_file` (a hard link, else a copy), atomically."""
+    source, link = os.path.join(directory, model_file), os.path.join(directory, link_name)
     tmp = f"{link}.tmp-{os.getpid()}"
     if os.path.exists(tmp):
         os.remove(tmp)
@@ -102,11 +102,25 @@ def _link_latest(directory, model_file):
     os.replace(tmp, link)
 
 
-def save_checkpoint(model, directory, step, extra=None):
-    """Writes `model` (with optimizer state) and `step` to `directory`; a kill at any point keeps the last one."""
+def save_checkpoint(model, directory, step, extra=None, model_format=None):
+    """Writes `model` (with optimizer state) and `step` to `directory`; a kill at any point keeps the last one.
+
+    `model_format`: None for a `.keras` file, or an object with `suffix` and
+    `write(model, path)` (e.g. `RawVariablesFormat` for LoRA runs).
+    """
     os.makedirs(directory, exist_ok=True)
-    model_file = _STEP_FILE.format(step=int(step))
-    save_model_atomic(model, os.path.join(directory, model_file))
+    suffix = ".keras" if model_format is None else model_format.suffix
+    model_file = f"checkpoint-{int(step):08d}{suffix}"
+    if model_format is None:
+        save_model_atomic(model, os.path.join(directory, model_file))
+    else:
+        tmp = os.path.join(directory, f"{model_file}.tmp-{os.getpid()}")
+        try:
+            model_format.write(model, tmp)
+            _fsync_replace(tmp, os.path.join(directory, model_file))
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
     state = {
         "step": int(step),
         "model_file": model_file,
@@ -114,9 +128,9 @@ def save_checkpoint(model, directory, step, extra=None):
         **(extra or {}),
     }
     write_atomic_json(state, os.path.join(directory, STATE_FILE))  # the commit
-    _link_latest(directory, model_file)
+    _link_latest(directory, model_file, "checkpoint" + suffix)
     # Earlier steps' files, and temporary files of a process killed mid-write.
-    stale = set(glob.glob(os.path.join(directory, "checkpoint-*.keras")) + glob.glob(os.path.join(directory, "*.tmp-*")))
+    stale = set(glob.glob(os.path.join(directory, "checkpoint-*" + suffix)) + glob.glob(os.path.join(directory, "*.tmp-*")))
     for path in stale - {os.path.join(directory, model_file)}:
         os.remove(path)
 
@@ -143,8 +157,12 @@ def has_checkpoint(directory):
     return os.path.isfile(os.path.join(directory, state.get("model_file", MODEL_FILE)))
 
 
-def load_checkpoint(directory):
-    """(model, state dict) from `directory`; the model has its optimizer state and seed states back."""
+def load_checkpoint(directory, model_format=None, build=None):
+    """(model, state dict) from `directory`; the model has its optimizer state and seed states back.
+
+    With a `model_format` (see `save_checkpoint`), the model is its
+    `read(path, build)`: `build()` makes the new compiled model it fills.
+    """
     state_path = os.path.join(directory, STATE_FILE)
     state = read_checkpoint_state(directory)
     if state is None:
@@ -156,7 +174,7 @@ def load_checkpoint(directory):
     if not zipfile.is_zipfile(model_path):
         raise ValueError(f"The checkpoint {model_path} is not a .keras file: not a zip archive (truncated?)")
     try:
-        model = keras.saving.load_model(model_path)
+        model = keras.saving.load_model(model_path) if model_format is None else model_format.read(model_path, build)
     except Exception as error:  # keras raises many types for a broken file
         raise ValueError(f"Cannot load the checkpoint {model_path}: {type(error).__name__}: {error}") from None
     generators = _seed_generators(model)
@@ -183,14 +201,15 @@ class ResumableCheckpoint(keras.callbacks.Callback):
         extra: dict written into checkpoint.json too (e.g. the job's arguments).
     """
 
-    def __init__(self, directory, steps_per_epoch, extra=None):
+    def __init__(self, directory, steps_per_epoch, extra=None, model_format=None):
         super().__init__()
         self.directory = directory
         self.steps_per_epoch = steps_per_epoch
         self.extra = extra or {}
+        self.model_format = model_format
 
     def on_epoch_end(self, epoch, logs=None):
-        save_checkpoint(self.model, self.directory, (epoch + 1) * self.steps_per_epoch, self.extra)
+        save_checkpoint(self.model, self.directory, (epoch + 1) * self.steps_per_epoch, self.extra, self.model_format)
 
 
 class NonFiniteLossError(ValueError):

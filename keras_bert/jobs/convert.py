@@ -6,10 +6,14 @@
     keras-bert convert hf_bert/ bert.keras                       # HF folder -> .keras
     keras-bert convert hf://owner/name bert.keras                # hub (or its cache) -> .keras
     keras-bert convert bert.keras bert_hf/ --to hf               # .keras -> HF folder
+    keras-bert convert bert_base_en_uncased bert.keras           # a preset (keras_bert.list_presets())
+    keras-bert convert runs/sst bert_sst_hf/ --to hf             # fine-tuned -> BertForSequenceClassification
 
 The model class follows what the source holds: MLM and NSP heads give a
-`BertPretrainer`, an MLM head alone a `BertMaskedLM`, no heads a
-`BertBackbone` (or pass `model=`). A `.keras` destination gets the source's
+`BertPretrainer`, an MLM head alone a `BertMaskedLM`, a Hugging Face task
+head (`BertForSequenceClassification`, ...) or a fine-tuned `.keras` task
+model that task model (`BertClassifier`, ...; see `converters.hf_tasks`),
+no heads a `BertBackbone` (or pass `model=`). A `.keras` destination gets the source's
 vocabulary and lowercasing choice in sidecar files (`bert.vocab.txt`,
 `bert.tokenizer_config.json`), which a later `--to hf` conversion picks up.
 Every destination is written under a temporary name beside it and renamed
@@ -26,9 +30,15 @@ from keras_bert.converters.hf_writer import atomic_destination, save_hf_checkpoi
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_masked_lm import BertMaskedLM
 from keras_bert.models.bert_pretrainer import BertPretrainer
-from keras_bert.models.pretrained import build_from_checkpoint
+from keras_bert.models.bert_classifier import BertClassifier
+from keras_bert.models.bert_multiple_choice import BertMultipleChoice
+from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
+from keras_bert.models.bert_token_classifier import BertTokenClassifier
+from keras_bert.models.pretrained import build_from_checkpoint, task_head_arguments
 
 MODEL_CHOICES = ("auto", "backbone", "pretrainer", "masked_lm")
+# Task models that have a Hugging Face class: "auto" converts them as they are.
+TASK_CLASSES = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer, BertMultipleChoice)}
 TARGETS = ("hf", "keras")
 
 
@@ -71,6 +81,10 @@ def _model_class(checkpoint, model):
     if model not in MODEL_CHOICES:
         raise ValueError(f"`model` must be one of {MODEL_CHOICES}. Received: model={model!r}")
     if model == "auto":
+        if checkpoint.task_head is not None:  # a Hugging Face task folder: its own class
+            return TASK_CLASSES[checkpoint.task_head.model_classes()[0]]
+        if type(checkpoint.keras_model).__name__ in TASK_CLASSES:  # a fine-tuned task model, as it is
+            return type(checkpoint.keras_model)
         heads = checkpoint.heads
         if heads >= {"masked_lm", "next_sentence"}:
             return BertPretrainer
@@ -131,15 +145,16 @@ def convert(
 
     Args:
         source: a Google TF1 folder or checkpoint prefix, a Hugging Face
-            folder, `hf://owner/name[@revision]`, or a `.keras` file.
+            folder (a task class's too), `hf://owner/name[@revision]`, a preset
+            name, a `.keras` file, or a `keras-bert finetune` output folder.
         destination: a `.keras` path, or a folder for Hugging Face output.
         to: "keras", "hf", or None to decide by `destination` (".keras" or not).
-        model: "auto" (by the heads the source holds), "backbone",
-            "pretrainer" or "masked_lm".
+        model: "auto" (by the heads the source holds: a task model for a
+            task checkpoint), "backbone", "pretrainer" or "masked_lm".
         vocabulary: optional `vocab.txt` to use instead of the source's.
         do_lower_case: optional bool overriding the source's lowercasing choice.
         overwrite: bool, whether an existing destination may be replaced.
-        cache_dir: Hugging Face cache folder for `hf://` sources.
+        cache_dir: Hugging Face cache folder for presets and `hf://` sources.
 
     Returns:
         A `ConversionResult`.
@@ -151,7 +166,10 @@ def convert(
         checkpoint.vocabulary_file = os.fspath(vocabulary)
     if do_lower_case is not None:
         checkpoint.do_lower_case = bool(do_lower_case)
-    converted = build_from_checkpoint(checkpoint, cls, None if cls is BertBackbone else BertBackbone)
+    head_kwargs = task_head_arguments(checkpoint, cls, {})[0] if cls.__name__ in TASK_CLASSES else None
+    converted = build_from_checkpoint(
+        checkpoint, cls, None if cls is BertBackbone else BertBackbone, head_kwargs=head_kwargs
+    )
     if target == "keras":
         destination, written = _write_keras(
             converted, destination, checkpoint.vocabulary_file, checkpoint.do_lower_case, overwrite

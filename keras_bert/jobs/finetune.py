@@ -22,6 +22,7 @@ dropout 0.1, gradient norm clipped at 1.0.
 
 Output folder:
     model.keras           the fine-tuned task model (written atomically)
+    adapter.npz           with --lora-rank: the LoRA adapters and the head alone (model.keras has them merged)
     vocab.txt             the vocabulary it reads
     labels.json           label names in id order (classifier, token_classifier)
     metrics.json          held-out metrics (with --eval)
@@ -66,18 +67,21 @@ import warnings
 import keras
 
 from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy, strategy_scope
+from keras_bert.jobs.best_epoch import ADAPTER_FILE as BEST_ADAPTER_FILE
 from keras_bert.jobs.best_epoch import WEIGHTS_FILE as BEST_WEIGHTS_FILE
 from keras_bert.jobs.best_epoch import BestEpoch, read_best_record
 from keras_bert.jobs.checkpointing import write_atomic_text
 from keras_bert.jobs.initial_backbone import load_init
+from keras_bert.jobs.lora_job import lora_job
 from keras_bert.jobs.runner import JobRunner
+from keras_bert.models.lora import load_adapter, lora_info
 from keras_bert.optimizers import create_optimizer
 from keras_bert.tasks import TASKS, get_task
 
 # Job arguments a resumed run must share with the checkpoint's run: anything
 # else would silently continue a different training.
 _RESUME_KEYS = ("task", "train", "batch_size", "epochs", "steps", "learning_rate", "warmup_steps", "weight_decay",
-                "seed", "sequence_length", "length_buckets", "freeze_backbone", "monitor")
+                "seed", "sequence_length", "length_buckets", "freeze_backbone", "monitor", "lora_rank", "lora_alpha")
 # Held-out reports of an earlier run, removed when this run has no --eval file.
 _EVAL_FILES = ("metrics.json", "eval_predictions.jsonl", "predictions.json")
 
@@ -87,7 +91,7 @@ def finetune(
     sequence_length=None, batch_size=32, epochs=3, learning_rate=3e-5, warmup_ratio=0.1, weight_decay=0.01,
     dropout=0.1, freeze_backbone=False, seed=0, verbose=1, callbacks=(), length_buckets=None, resume=False,
     overwrite=False, tensorboard=True, strategy=None, mesh_shape=None, tpu=None,
-    monitor="val_loss", early_stopping_patience=None, select_best=True, **task_options,
+    monitor="val_loss", early_stopping_patience=None, select_best=True, lora_rank=None, lora_alpha=None, **task_options,
 ):
     """Fine-tunes a BERT task model on labelled files and evaluates it.
 
@@ -132,19 +136,20 @@ def finetune(
         select_best: with `eval`, `model.keras` (and the held-out metrics) are
             the best epoch's by `monitor`; the last epoch's weights stay in
             `checkpoints/` for `resume`. False keeps the last epoch's.
+        lora_rank, lora_alpha: train LoRA adapters (scaled by alpha / rank) and the head only; see `lora_job`.
         **task_options: how the files are read and the task decoded (see the module docstring).
 
     Returns:
         dict with `metrics` (held-out, when `eval`), `history`, data `counts`,
         `best_epoch` (with `eval`: epoch, step, monitor, value, epochs_run,
         stopped_early; else None), `train_seconds`, `wall_seconds`,
-        `output_dir`, `resumed_from_step`.
+        `output_dir`, `resumed_from_step`; with LoRA `lora` (rank, alpha, targets, parameter counts).
 
     Raises:
         TypeError: a keyword that is no argument and no task option.
     """
     started = time.time()
-    spec = get_task(task)
+    spec, lora = get_task(task), lora_job(lora_rank, lora_alpha, freeze_backbone, verbose)  # lora: None without a rank
     train, eval, output_dir = os.fspath(train), eval and os.fspath(eval), os.fspath(output_dir)
     _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_buckets, monitor, early_stopping_patience)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures the runtime when it is created.
@@ -168,16 +173,16 @@ def finetune(
         length_buckets=list(length_buckets) if length_buckets else None, backend=keras.backend.backend(),
         **_distribution_record(strategy, mesh_shape, schedule.batch_size, distributed),
         monitor=monitor if eval else None, early_stopping_patience=early_stopping_patience,
-        select_best=bool(select_best and eval),
+        select_best=bool(select_best and eval), lora_rank=lora_rank, lora_alpha=lora_alpha,
         **{k: v for k, v in options.items() if k not in ("sequence_length", "dropout", "read_stats")},
     )
     runner = JobRunner(
-        output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, strategy=distributed,
-        upgrade_record=_upgrade_record, tensorboard=tensorboard, callbacks=callbacks, verbose=verbose,
+        output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, strategy=distributed, verbose=verbose,
+        upgrade_record=_upgrade_record, tensorboard=tensorboard, callbacks=callbacks, model_format=lora and lora.format,
     )
     optimizer = dict(learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=schedule.warmup_steps,
                      total_steps=schedule.steps)
-    model = runner.build_or_resume(lambda: _new_model(handler, backbone, freeze_backbone, optimizer))
+    model = runner.build_or_resume(lambda: _new_model(handler, backbone, freeze_backbone, optimizer, lora))
 
     fit_started = time.time()
     best = _best_epoch_callback(runner, job, schedule)
@@ -185,15 +190,14 @@ def finetune(
     train_seconds = time.time() - fit_started
     best_epoch = _select_best(runner, model, best, job)
     metrics = _evaluate(runner, spec, handler, model, eval_features, eval_examples, batch_size)
-    runner.save(model, tokenizer.get_vocabulary())
+    lora_record = lora.save(runner, model, tokenizer) if lora else runner.save(model, tokenizer.get_vocabulary())
     if handler.label_names is not None:
         runner.write_json("labels.json", handler.label_names)
     summary = dict(
         metrics=metrics, history=history, counts=counts, best_epoch=best_epoch, train_seconds=round(train_seconds, 1),
         wall_seconds=round(time.time() - started, 1), output_dir=output_dir, resumed_from_step=runner.start_step,
     )
-    if options.get("read_stats"):
-        summary["read_stats"] = options["read_stats"]
+    summary.update({k: v for k, v in (("read_stats", options.get("read_stats")), ("lora", lora_record)) if v})
     runner.write_json(
         "finetune.json",
         {"job": job, "backbone": model.backbone.get_config(), "label_names": handler.label_names, **summary},
@@ -314,10 +318,12 @@ def _upgrade_record(recorded):
     return {**recorded, "task": get_task(recorded["task"]).name}
 
 
-def _new_model(handler, backbone, freeze_backbone, optimizer):
+def _new_model(handler, backbone, freeze_backbone, optimizer, lora=None):
     model = handler.model(backbone)
     if freeze_backbone:
         model.backbone.trainable = False
+    if lora:
+        lora.enable(model)
     model.compile(optimizer=create_optimizer(**optimizer))
     return model
 
@@ -390,7 +396,10 @@ def _select_best(runner, model, best, job):
         return None
     if job["select_best"] and record["epoch"] != record["last_epoch"]:
         with strategy_scope(runner.strategy):
-            model.load_weights(os.path.join(best.directory, BEST_WEIGHTS_FILE))
+            if lora_info(model):  # a .weights.h5 holds merged kernels, no adapters: the adapter file has them
+                load_adapter(model, os.path.join(best.directory, BEST_ADAPTER_FILE))
+            else:
+                model.load_weights(os.path.join(best.directory, BEST_WEIGHTS_FILE))
     return {
         "epoch": record["epoch"], "step": record["step"], "monitor": record["monitor"], "value": record["value"],
         "epochs_run": record["last_epoch"], "stopped_early": record["stopped_early"],

@@ -3,13 +3,16 @@
 `--init` is a Hugging Face BERT folder, a `.keras` file holding a
 `BertBackbone` or any model with a `.backbone` (a `BertPretrainer` from
 `keras-bert pretrain`, a fine-tuned model), any other checkpoint
-`BertBackbone.from_pretrained` reads, or a size name ("tiny", "mini", ...) for
-a randomly initialised BERT (which needs a vocabulary).
+`BertBackbone.from_pretrained` reads, a preset name (`bert_base_en_uncased`,
+`google-bert/bert-base-uncased`, ...) or `hf://owner/name`, read from the
+Hugging Face cache (downloaded when online), or a size name ("tiny",
+"mini", ...) for a randomly initialised BERT (which needs a vocabulary).
 """
 
 import os
 
-from keras_bert.converters.checkpoint import load_keras_backbone
+from keras_bert.converters.checkpoint import load_keras_backbone, resolve_location
+from keras_bert.converters.tokenizer_files import read_do_lower_case
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_sizes import BERT_SIZES
 from keras_bert.run_folders import read_job_record, read_run_folder
@@ -20,8 +23,9 @@ def load_init(init, vocab=None, lowercase=None, dropout=0.1, max_sequence_length
 
     Args:
         init: a checkpoint folder or file (Hugging Face folder, `.keras`
-            file, or whatever `BertBackbone.from_pretrained` reads), or a
-            size name ("tiny", ..., "large") for random initialisation.
+            file, or whatever `BertBackbone.from_pretrained` reads), a preset
+            name or `hf://owner/name`, or a size name ("tiny", ..., "large")
+            for random initialisation.
         vocab: a vocab.txt; default: the one in the checkpoint folder (or beside the `.keras` file).
         lowercase: the vocabulary is uncased; default: the checkpoint's
             tokenizer_config.json, the pretraining job's record, or True.
@@ -44,8 +48,17 @@ def load_init(init, vocab=None, lowercase=None, dropout=0.1, max_sequence_length
             dropout=0.1 if dropout is None else dropout,
         )
         return backbone, tokenizer, f"random {init} BERT"
+    hub_id = None
     if not os.path.exists(init):
-        raise FileNotFoundError(f"--init {init}: no such file or folder (nor a size name: {sorted(BERT_SIZES)})")
+        try:
+            local, hub_id = resolve_location(init)
+        except ValueError as error:  # an unknown preset: the closest names
+            raise ValueError(f"--init: {error} Sizes for random weights: {sorted(BERT_SIZES)}.") from None
+        if hub_id is None:
+            raise FileNotFoundError(f"--init {init}: no such file or folder (nor a size name: {sorted(BERT_SIZES)})")
+        if lowercase is None:  # the snapshot folder is named by its commit: the repository's name tells
+            lowercase = read_do_lower_case(local, name=hub_id.split("/")[-1])
+        source, init = init, local
     run = read_run_folder(init)
     if run is not None:  # a job's --out folder: its model.keras and vocab.txt
         init = run.model_file
@@ -58,7 +71,7 @@ def load_init(init, vocab=None, lowercase=None, dropout=0.1, max_sequence_length
     else:
         kwargs = {} if dropout is None else {"dropout": dropout}
         backbone = BertBackbone.from_pretrained(init, **kwargs)
-        description = f"checkpoint {init}"
+        description = f"preset {source} (hf://{hub_id})" if hub_id else f"checkpoint {init}"
     vocab = vocab or os.path.join(folder, "vocab.txt")
     if not os.path.isfile(vocab):
         raise FileNotFoundError(f"No vocab.txt for --init {init} (looked for {vocab}); pass --vocab.")

@@ -148,7 +148,7 @@ def pretrain(
     runner = JobRunner(
         output_dir, job, _RESUME_KEYS + data_keys, resume=resume, overwrite=overwrite, strategy=distributed,
         tensorboard=tensorboard, verbose=verbose,  # progress as "Steps 1-20 of 200", not "Epoch 1/10":
-        callbacks=[*callbacks, *([CheckpointIntervalProgbar()] if verbose else [])],
+        callbacks=[*callbacks, *([CheckpointIntervalProgbar()] if verbose else [])], epoch_name="checkpoint",
     )
 
     keras.utils.set_random_seed(config.seed)

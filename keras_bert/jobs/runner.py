@@ -41,6 +41,7 @@ from keras_bert.jobs.checkpointing import (
     write_atomic_json,
     write_atomic_text,
 )
+from keras_bert.jobs.progress import PlainProgressLogger, interactive
 
 
 def check_same_job(recorded, job, keys, checkpoint_dir):
@@ -84,7 +85,14 @@ class JobRunner:
             epoch: a kill between the two then repeats the epoch instead of
             losing its record). They may be given after construction too, as
             `runner.before_checkpoint`, until `fit`.
-        verbose: 1 says whether the run resumes; 0 is silent.
+        verbose: 1 says whether the run resumes and shows progress (Keras' bar
+            on a terminal; when stdout is not one, a `PlainProgressLogger` line
+            every `progress_interval` seconds, so logs stay readable); 0 is silent.
+        epoch_name: what the plain progress lines call an epoch ("checkpoint" in pretraining).
+        progress_interval: seconds between plain progress lines.
+        model_format: None to checkpoint `.keras` files, or how else to write
+            and read the checkpoint's model (see `checkpointing.save_checkpoint`;
+            LoRA runs use `RawVariablesFormat`, rebuilding with `build_or_resume`'s `build`).
 
     Attributes:
         start_step: the step the run starts from (0, or the checkpoint's).
@@ -105,6 +113,9 @@ class JobRunner:
         callbacks=(),
         before_checkpoint=(),
         verbose=1,
+        model_format=None,
+        epoch_name="epoch",
+        progress_interval=5.0,
     ):
         self.output_dir = os.fspath(output_dir)
         self.job = job
@@ -116,6 +127,9 @@ class JobRunner:
         self.callbacks = list(callbacks)
         self.before_checkpoint = list(before_checkpoint)
         self.verbose = verbose
+        self.model_format = model_format or None
+        self.epoch_name = epoch_name
+        self.progress_interval = progress_interval
         self.checkpoint_dir = os.path.join(self.output_dir, "checkpoints")
         self.chief = is_chief()
         if not resume:
@@ -161,7 +175,7 @@ class JobRunner:
                 if self.upgrade_record is not None:
                     recorded = self.upgrade_record(recorded)
                 check_same_job(recorded, self.job, self.resume_keys, self.checkpoint_dir)
-                model, state = load_checkpoint(self.checkpoint_dir)
+                model, state = load_checkpoint(self.checkpoint_dir, self.model_format, build)
                 self.start_step = state["step"]
                 if self.verbose:
                     print(f"Resuming from step {self.start_step} of {self.job['steps']} ({self.checkpoint_dir})")
@@ -186,31 +200,36 @@ class JobRunner:
         """
         if self.start_step >= epochs * steps_per_epoch:
             return {}
+        # Keras' bar redraws itself with "\r" and backspaces: in a log file that is every step's bar on one line.
+        plain = bool(self.verbose) and not interactive()
         with strategy_scope(self.strategy):
             result = model.fit(
                 data,
                 epochs=epochs,
                 steps_per_epoch=steps_per_epoch,
                 initial_epoch=self.start_step // steps_per_epoch,
-                callbacks=self._callbacks(steps_per_epoch),
-                verbose=self.verbose,
+                callbacks=self._callbacks(steps_per_epoch, plain),
+                verbose=0 if plain else self.verbose,
                 # Our datasets shuffle themselves; Keras' default shuffle=True only warns about that.
                 **{"shuffle": False, **fit_options},
             )
         return {k: [float(v) for v in values] for k, values in result.history.items()}
 
-    def _callbacks(self, steps_per_epoch):
+    def _callbacks(self, steps_per_epoch, plain=False):
         callbacks = [
             # The guard raises at the end of a non-finite step, before the
             # epoch-end checkpoint could save the broken weights.
             NonFiniteLossGuard(self.checkpoint_dir, steps_per_epoch),
             *self.before_checkpoint,
-            ResumableCheckpoint(self.path("checkpoints"), steps_per_epoch, extra={"job": self.job}),
+            ResumableCheckpoint(self.path("checkpoints"), steps_per_epoch, extra={"job": self.job},
+                                model_format=self.model_format),
             keras.callbacks.CSVLogger(self.path("history.csv"), append=self.start_step > 0),
             *self.callbacks,
         ]
         if self.tensorboard:
             callbacks.append(keras.callbacks.TensorBoard(self.path("logs")))
+        if plain:
+            callbacks.append(PlainProgressLogger(self.progress_interval, epoch_name=self.epoch_name))
         return callbacks
 
     def save(self, model, vocabulary):

@@ -10,6 +10,9 @@ from keras_bert.layers._utils import check_positive_int, check_rate, clone_initi
 class BertEmbeddings(keras.layers.Layer):
     """Sums token, segment and position embeddings, then LayerNorm and dropout.
 
+    With `num_segments=0` there is no segment embedding (DistilBERT): the sum
+    is token + position embeddings, and `segment_ids` must not be given.
+
     This is BERT's input layer (`bert/embeddings` in Google's checkpoints,
     `embeddings` in Hugging Face's). Positions are learned, one vector per
     position up to `max_sequence_length`. Positions are `0..sequence_length-1`
@@ -20,14 +23,15 @@ class BertEmbeddings(keras.layers.Layer):
         vocabulary_size: int. Number of WordPiece tokens.
         hidden_dim: int. Width of every embedding.
         max_sequence_length: int. Number of learned positions.
-        num_segments: int. Number of segment (token type) ids.
+        num_segments: int. Number of segment (token type) ids; 0 for none.
         dropout: float. Dropout rate after the LayerNorm.
         layer_norm_epsilon: float. BERT uses 1e-12.
         kernel_initializer: initializer for the three embedding tables.
 
     Call arguments:
         token_ids: int tensor of shape `(batch_size, sequence_length)`.
-        segment_ids: int tensor of shape `(batch_size, sequence_length)`.
+        segment_ids: int tensor of shape `(batch_size, sequence_length)`;
+            None (and required to be None) when `num_segments=0`.
         position_ids: optional int tensor of shape `(batch_size,
             sequence_length)`, each in `[0, max_sequence_length)`.
         training: bool, whether dropout is active.
@@ -51,7 +55,9 @@ class BertEmbeddings(keras.layers.Layer):
         check_positive_int("vocabulary_size", vocabulary_size)
         check_positive_int("hidden_dim", hidden_dim)
         check_positive_int("max_sequence_length", max_sequence_length)
-        check_positive_int("num_segments", num_segments)
+        # 0 segments: no segment embedding at all (DistilBERT), not a one-row table.
+        if num_segments != 0:
+            check_positive_int("num_segments", num_segments)
         check_rate("dropout", dropout)
         self.vocabulary_size = vocabulary_size
         self.hidden_dim = hidden_dim
@@ -68,13 +74,15 @@ class BertEmbeddings(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="token_embedding",
         )
-        self.segment_embedding = keras.layers.Embedding(
-            num_segments,
-            hidden_dim,
-            embeddings_initializer=clone_initializer(self.kernel_initializer),
-            dtype=self.dtype_policy,
-            name="segment_embedding",
-        )
+        self.segment_embedding = None
+        if num_segments:
+            self.segment_embedding = keras.layers.Embedding(
+                num_segments,
+                hidden_dim,
+                embeddings_initializer=clone_initializer(self.kernel_initializer),
+                dtype=self.dtype_policy,
+                name="segment_embedding",
+            )
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
@@ -82,7 +90,8 @@ class BertEmbeddings(keras.layers.Layer):
 
     def build(self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None):
         self.token_embedding.build(token_ids_shape)
-        self.segment_embedding.build(token_ids_shape)
+        if self.segment_embedding is not None:
+            self.segment_embedding.build(token_ids_shape)
         # A plain weight rather than an Embedding layer: positions are
         # 0..sequence_length-1 unless packed, and a slice is cheaper than a gather.
         self.position_embeddings = self.add_weight(
@@ -93,9 +102,16 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm.build(tuple(token_ids_shape) + (self.hidden_dim,))
         self.built = True
 
-    def call(self, token_ids, segment_ids, position_ids=None, training=None):
+    def call(self, token_ids, segment_ids=None, position_ids=None, training=None):
         # token_ids, segment_ids: (batch, seq)
-        x = self.token_embedding(token_ids) + self.segment_embedding(segment_ids)
+        if (segment_ids is None) != (self.segment_embedding is None):
+            raise ValueError(
+                f"{self.name}: pass `segment_ids` exactly when num_segments > 0. Received: "
+                f"num_segments={self.num_segments}, segment_ids={'None' if segment_ids is None else 'a tensor'}"
+            )
+        x = self.token_embedding(token_ids)
+        if segment_ids is not None:
+            x = x + self.segment_embedding(segment_ids)
         if position_ids is None:
             sequence_length = ops.shape(token_ids)[1]
             positions = ops.cast(self.position_embeddings[:sequence_length], x.dtype)  # (seq, hidden)

@@ -38,6 +38,9 @@ class MaskedLMHead(keras.layers.Layer):
             layer owns a `(hidden_dim, vocabulary_size)` decoder kernel.
         layer_norm_epsilon: float. BERT uses 1e-12.
         kernel_initializer: initializer for the transform (and untied decoder) kernel.
+        embedding_dim: int or None. Width of the transform (and of the tied
+            embedding); None for the hidden states' width (BERT). ELECTRA's
+            generator projects its hidden states down to its embedding width.
 
     Call arguments:
         sequence_output: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
@@ -55,10 +58,13 @@ class MaskedLMHead(keras.layers.Layer):
         token_embedding=None,
         layer_norm_epsilon=1e-12,
         kernel_initializer="truncated_normal",
+        embedding_dim=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         check_positive_int("vocabulary_size", vocabulary_size)
+        if embedding_dim is not None:
+            check_positive_int("embedding_dim", embedding_dim)
         if token_embedding is not None and token_embedding.input_dim != vocabulary_size:
             raise ValueError(
                 "`token_embedding` must have `vocabulary_size` rows. Received: "
@@ -68,17 +74,20 @@ class MaskedLMHead(keras.layers.Layer):
         self.token_embedding = token_embedding
         self.layer_norm_epsilon = layer_norm_epsilon
         self.kernel_initializer = get_initializer(kernel_initializer)
+        self.embedding_dim = embedding_dim
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         hidden_dim = sequence_output_shape[-1]
-        if self.token_embedding is not None and self.token_embedding.output_dim != hidden_dim:
+        width = self.embedding_dim or hidden_dim
+        if self.token_embedding is not None and self.token_embedding.output_dim != width:
             raise ValueError(
-                "The tied `token_embedding` must be as wide as the hidden states. Received: "
-                f"token_embedding.output_dim={self.token_embedding.output_dim}, hidden_dim={hidden_dim}"
+                "The tied `token_embedding` must be as wide as the transform (`embedding_dim`, else the hidden "
+                f"states). Received: token_embedding.output_dim={self.token_embedding.output_dim}, "
+                f"embedding_dim={self.embedding_dim}, hidden_dim={hidden_dim}"
             )
         gathered_shape = (sequence_output_shape[0], None, hidden_dim)
         self.transform_dense = keras.layers.Dense(
-            hidden_dim,
+            width,
             kernel_initializer=clone_initializer(self.kernel_initializer),
             dtype=self.dtype_policy,
             name="transform_dense",
@@ -87,11 +96,11 @@ class MaskedLMHead(keras.layers.Layer):
         self.transform_layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="transform_layer_norm"
         )
-        self.transform_layer_norm.build(gathered_shape)
+        self.transform_layer_norm.build(gathered_shape[:-1] + (width,))
         if self.token_embedding is None:
             self.decoder_kernel = self.add_weight(
                 name="decoder_kernel",
-                shape=(hidden_dim, self.vocabulary_size),
+                shape=(width, self.vocabulary_size),
                 initializer=clone_initializer(self.kernel_initializer),
             )
         self.output_bias = self.add_weight(name="output_bias", shape=(self.vocabulary_size,), initializer="zeros")
@@ -122,4 +131,5 @@ class MaskedLMHead(keras.layers.Layer):
             "vocabulary_size": self.vocabulary_size,
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "embedding_dim": self.embedding_dim,
         }

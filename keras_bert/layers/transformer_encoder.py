@@ -6,6 +6,13 @@ from keras import ops
 from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
 from keras_bert.layers.self_attention import SelfAttention
 
+# Feed-forward activations by name: the two GELUs differ by up to ~1e-3, enough to break checkpoint parity.
+ACTIVATIONS = {
+    "gelu": lambda x: ops.gelu(x, approximate=False),
+    "gelu_approximate": lambda x: ops.gelu(x, approximate=True),
+    "relu": ops.relu,
+}
+
 
 @keras.saving.register_keras_serializable(package="keras_bert")
 class TransformerEncoder(keras.layers.Layer):
@@ -21,8 +28,8 @@ class TransformerEncoder(keras.layers.Layer):
         x = x + Dropout(Attention(LayerNorm(x)))
         x = x + Dropout(FeedForward(LayerNorm(x)))
 
-    The feed-forward network is `Dense(intermediate_dim) -> GELU (exact, erf)
-    -> Dense(hidden_dim)`.
+    The feed-forward network is `Dense(intermediate_dim) -> activation
+    -> Dense(hidden_dim)`; BERT's activation is the exact (erf) GELU.
 
     Args:
         num_heads: int. Attention heads; must divide the input width.
@@ -31,6 +38,9 @@ class TransformerEncoder(keras.layers.Layer):
         layer_norm_epsilon: float. BERT uses 1e-12.
         normalize_first: bool. Pre-LN instead of BERT's post-LN.
         kernel_initializer: initializer for all kernels.
+        activation: the feed-forward activation, one of `ACTIVATIONS`:
+            "gelu" (exact, erf; BERT, RoBERTa, ELECTRA, DistilBERT),
+            "gelu_approximate" (the tanh approximation; ALBERT's "gelu_new"), "relu".
 
     Call arguments:
         x: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
@@ -55,9 +65,12 @@ class TransformerEncoder(keras.layers.Layer):
         layer_norm_epsilon=1e-12,
         normalize_first=False,
         kernel_initializer="truncated_normal",
+        activation="gelu",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"`activation` must be one of {sorted(ACTIVATIONS)}. Received: activation={activation!r}")
         check_positive_int("num_heads", num_heads)
         check_positive_int("intermediate_dim", intermediate_dim)
         check_rate("dropout", dropout)
@@ -67,6 +80,7 @@ class TransformerEncoder(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.normalize_first = normalize_first
         self.kernel_initializer = get_initializer(kernel_initializer)
+        self.activation = activation
 
     def build(self, input_shape):
         # input_shape: (batch, seq, hidden)
@@ -108,7 +122,7 @@ class TransformerEncoder(keras.layers.Layer):
 
     def _feed_forward(self, x, training):
         h = self.intermediate_dense(x)
-        h = ops.gelu(h, approximate=False)  # BERT's GELU is the exact erf form.
+        h = ACTIVATIONS[self.activation](h)
         return self.output_dropout(self.output_dense(h), training=training)
 
     def call(self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
@@ -144,4 +158,5 @@ class TransformerEncoder(keras.layers.Layer):
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "normalize_first": self.normalize_first,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "activation": self.activation,
         }

@@ -10,13 +10,13 @@ from keras_bert.layers.pooler import Pooler
 from keras_bert.layers.self_attention import packed_attention_mask
 from keras_bert.layers.transformer_encoder import TransformerEncoder
 from keras_bert.models.bert_sizes import BERT_SIZES
-from keras_bert.models.input_checks import BACKBONE_INPUTS, PACKED_INPUTS, check_fit_data, check_inputs
+from keras_bert.models.encoder_backbone import EncoderBackbone
+from keras_bert.models.input_checks import BACKBONE_INPUTS, PACKED_INPUTS
 from keras_bert.models.pretrained import build_from_checkpoint
-from keras_bert.models.quantization import quantized_layers, restore_quantization
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertBackbone(keras.Model):
+class BertBackbone(EncoderBackbone):
     """The BERT encoder: embeddings, a stack of transformer blocks, and the pooler.
 
     A functional model, so it can be summarised, plotted, saved as `.keras`,
@@ -84,6 +84,22 @@ class BertBackbone(keras.Model):
     backbone = keras_bert.BertBackbone.from_pretrained("path/to/hf_bert_dir")
     ```
     """
+
+    model_type = "bert"
+    config_arguments = (
+        "vocabulary_size",
+        "num_layers",
+        "num_heads",
+        "hidden_dim",
+        "intermediate_dim",
+        "dropout",
+        "max_sequence_length",
+        "num_segments",
+        "layer_norm_epsilon",
+        "normalize_first",
+        "output_hidden_states",
+        "output_attentions",
+    )
 
     def __init__(
         self,
@@ -171,11 +187,7 @@ class BertBackbone(keras.Model):
             outputs["hidden_states"] = hidden_states
         if output_attentions:
             outputs["attentions"] = attentions
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        # Functional models drop `dtype`; set the policy so config, saving and
-        # loss scaling (mixed_float16) see the one the layers use.
-        if dtype is not None:
-            self.dtype_policy = dtype
+        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
 
         self.embeddings = embeddings
         self.transformer_layers = transformer_layers
@@ -202,79 +214,12 @@ class BertBackbone(keras.Model):
         """The names of the inputs this backbone takes."""
         return BACKBONE_INPUTS + PACKED_INPUTS if self.packed_inputs else BACKBONE_INPUTS
 
-    @property
-    def token_embedding(self):
-        """The token embedding layer (the MLM decoder is tied to it)."""
-        return self.embeddings.token_embedding
-
-    # --- input checks: bad input fails here with a clear message, not deep in a kernel.
-    @property
-    def input_limits(self):
-        """What the input checks compare with: vocabulary_size, num_segments, max_sequence_length.
-
-        Not `get_config()`: serialising the dtype policy imports TensorFlow on
-        the JAX and torch backends (4 s on the first call of a JAX model).
-        """
-        return {
-            "vocabulary_size": self.vocabulary_size,
-            "num_segments": self.num_segments,
-            "max_sequence_length": self.max_sequence_length,
-        }
-
-    def __call__(self, inputs, *args, **kwargs):
-        check_inputs(inputs, self.input_limits, names=self.input_names, where=self.name)
-        return super().__call__(inputs, *args, **kwargs)
-
-    def fit(self, x=None, *args, **kwargs):
-        check_fit_data(x, self.input_limits, self.input_names, self.name)
-        return super().fit(x, *args, **kwargs)
-
-    def predict(self, x, *args, **kwargs):
-        check_fit_data(x, self.input_limits, self.input_names, self.name)
-        return super().predict(x, *args, **kwargs)
-
-    def evaluate(self, x=None, *args, **kwargs):
-        check_fit_data(x, self.input_limits, self.input_names, self.name)
-        return super().evaluate(x, *args, **kwargs)
-
     def get_config(self):
-        # Functional models serialise their graph by default; ours is rebuilt
-        # from these arguments instead, which also keeps layer names stable.
-        config = {
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
-            "vocabulary_size": self.vocabulary_size,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "max_sequence_length": self.max_sequence_length,
-            "num_segments": self.num_segments,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "normalize_first": self.normalize_first,
-            "output_hidden_states": self.output_hidden_states,
-            "output_attentions": self.output_attentions,
-        }
+        config = super().get_config()
         # Only when set: configs (and .keras files) of unpacked backbones stay as they were.
         if self.packed_inputs:
             config["packed_inputs"] = True
-        # No walrus here: AutoGraph (which converts this when a model is called
-        # inside a tf.function, e.g. at SavedModel export) cannot parse one.
-        quantized = quantized_layers(self)
-        if quantized:
-            config["quantized_layers"] = quantized
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("dtype"), dict):
-            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
-        quantized = config.pop("quantized_layers", None)
-        model = cls(**config)
-        return restore_quantization(model, quantized) if quantized else model
 
     @classmethod
     def from_size(cls, size, vocabulary_size=30522, **kwargs):
@@ -300,12 +245,22 @@ class BertBackbone(keras.Model):
                 `BertForMaskedLM`), a Google TF1 checkpoint folder or prefix
                 (bert_config.json + bert_model.ckpt.*), a `.keras` file (a
                 backbone, or a task model whose backbone is taken), or a hub
-                name `hf://owner/name[@revision]` (downloaded when online).
-            cache_dir: the Hugging Face cache folder for hub names.
+                name `hf://owner/name[@revision]` (downloaded when online), or
+                a preset name: a keras-hub name ("bert_base_en_uncased") or a
+                Hugging Face id ("google-bert/bert-base-uncased"); see
+                `keras_bert.list_presets()`. Offline, presets and hub names
+                are read from the Hugging Face cache.
+            cache_dir: the Hugging Face cache folder for presets and hub names
+                (default: `HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`).
             **kwargs: constructor arguments that do not change the weights'
                 shapes (`dropout`, `dtype`, `output_attentions`, ...).
         """
         return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, **kwargs)
+
+    @classmethod
+    def from_preset(cls, preset, cache_dir=None, **kwargs):
+        """`from_pretrained` under keras-hub's name, e.g. `BertBackbone.from_preset("bert_tiny_en_uncased")`."""
+        return cls.from_pretrained(preset, cache_dir=cache_dir, **kwargs)
 
     @classmethod
     def from_keras_hub(cls, hub_model, **kwargs):

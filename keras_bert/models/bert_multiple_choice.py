@@ -54,7 +54,7 @@ class BertMultipleChoice(BertTask):
         # === Functional graph ===
         inputs = {
             name: keras.Input(shape=(None, None), dtype="int32", name=name)
-            for name in ("token_ids", "segment_ids", "padding_mask")
+            for name in backbone.input_names  # DistilBERT takes no segment_ids
         }
         flat = {name: flatten(value) for name, value in inputs.items()}  # (batch * choices, length)
         pooled = backbone(flat)["pooled_output"]

@@ -1,5 +1,6 @@
 """BertTask: what every BERT model with a head shares."""
 
+import inspect
 from collections.abc import Mapping
 
 import keras
@@ -7,7 +8,7 @@ import keras
 from keras_bert.converters.checkpoint import read_checkpoint
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs, check_labels
-from keras_bert.models.pretrained import build_from_checkpoint
+from keras_bert.models.pretrained import build_from_checkpoint, task_head_arguments
 from keras_bert.models.quantization import quantized_layers, restore_quantization
 from keras_bert.optimizers import create_optimizer
 
@@ -66,6 +67,8 @@ class BertTask(keras.Model):
     heads_in_checkpoints = False
     # Constructor arguments other than `backbone`, stored as attributes of the same name, for `get_config`.
     config_arguments = ()
+    # The backbone class `from_pretrained` builds (its family's checkpoints).
+    backbone_class = BertBackbone
 
     @classmethod
     def from_pretrained(cls, path, *args, backbone_kwargs=None, **kwargs):
@@ -73,7 +76,8 @@ class BertTask(keras.Model):
 
         Args:
             path: any checkpoint `BertBackbone.from_pretrained` reads (Hugging
-                Face folder, Google TF1 checkpoint, `.keras` file, `hf://owner/name`).
+                Face folder, Google TF1 checkpoint, `.keras` file, `hf://owner/name`,
+                a preset name such as "bert_base_en_uncased").
             *args: the constructor's other positional arguments (e.g. `num_classes`).
             backbone_kwargs: dict of backbone arguments that keep the weights'
                 shapes (`dropout`, `dtype`, ...), and `cache_dir` for hub names.
@@ -84,12 +88,20 @@ class BertTask(keras.Model):
 
         Returns:
             A model of this class. Its head starts random, except for the
-            pretraining heads, which are loaded too: a checkpoint without
-            them raises ValueError naming the missing tensors.
+            pretraining heads, which are loaded too (a checkpoint without them
+            raises ValueError naming the missing tensors), and a Hugging Face
+            task checkpoint's head: a `BertForSequenceClassification` folder
+            gives a `BertClassifier` with its head, its number of labels and
+            its `id2label` as `label_names` (`num_labels=1`: the regressor);
+            likewise `BertForTokenClassification` -> `BertTokenClassifier`,
+            `BertForQuestionAnswering` -> `BertQuestionAnswerer`,
+            `BertForMultipleChoice` -> `BertMultipleChoice`. Another task's
+            head raises ValueError saying what the checkpoint is.
 
         Examples:
         ```python
         classifier = keras_bert.BertClassifier.from_pretrained("path/to/hf_bert_dir", num_classes=2)
+        classifier = keras_bert.BertClassifier.from_pretrained("hf_sequence_classification_dir")
         pretrainer = keras_bert.BertPretrainer.from_pretrained("uncased_L-12_H-768_A-12/", dropout=0.0)
         ```
         """
@@ -99,30 +111,91 @@ class BertTask(keras.Model):
                 raise TypeError(f"{cls.__name__}.from_pretrained takes only `path` positionally. Received: {args!r}")
             backbone_kwargs.update(kwargs)
             cache_dir = backbone_kwargs.pop("cache_dir", None)
-            return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, BertBackbone, **backbone_kwargs)
-        return cls(BertBackbone.from_pretrained(path, **backbone_kwargs), *args, **kwargs)
+            return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, cls.backbone_class, **backbone_kwargs)
+        # Positional constructor arguments by name (`backbone` is the first), to merge with the checkpoint's.
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[2:]
+        names = [p.name for p in parameters if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        if len(args) > len(names) or set(names[: len(args)]) & set(kwargs):
+            raise TypeError(f"{cls.__name__}.from_pretrained: too many or repeated arguments. Received: {args!r}")
+        kwargs = {**dict(zip(names, args)), **kwargs}
+        checkpoint = read_checkpoint(path, backbone_kwargs.pop("cache_dir", None))
+        head_kwargs, has_head = task_head_arguments(checkpoint, cls, kwargs)
+        if has_head:
+            return build_from_checkpoint(checkpoint, cls, cls.backbone_class, head_kwargs=head_kwargs, **backbone_kwargs)
+        return cls(build_from_checkpoint(checkpoint, cls.backbone_class, **backbone_kwargs), **kwargs)
+
+
+    # --- features the backbone does not take: dropped here, the one place for every caller.
+    @property
+    def unused_features(self):
+        """Standard BERT features this model's backbone does not take (DistilBERT: `segment_ids`).
+
+        Preprocessors, pipelines and exports produce all three BERT inputs
+        whatever the backbone; `__call__`, `fit`, `predict` and `evaluate`
+        drop these from a dict of arrays or from a `tf.data.Dataset`'s
+        feature dicts, so no caller has to know the backbone's family.
+        """
+        return tuple(n for n in BACKBONE_INPUTS if n not in self.backbone.input_names)
+
+    def _model_input_names(self):
+        return tuple(n for n in self.input_names if n not in self.unused_features)
+
+    def drop_unused_features(self, x):
+        """`x` (a dict, or a dataset of dicts / (dict, ...) tuples) without `unused_features`."""
+        unused = self.unused_features
+        if not unused:
+            return x
+        if isinstance(x, Mapping):
+            return {k: v for k, v in x.items() if k not in unused}
+        if hasattr(x, "element_spec") and hasattr(x, "map"):  # a tf.data.Dataset (no TensorFlow import here)
+
+            def drop(features, *rest):
+                if isinstance(features, Mapping):
+                    features = {k: v for k, v in features.items() if k not in unused}
+                return (features, *rest) if rest else features
+
+            return x.map(drop)
+        return x
+
+    @classmethod
+    def from_preset(cls, preset, *args, **kwargs):
+        """`from_pretrained` under keras-hub's name, e.g. `BertClassifier.from_preset("bert_tiny_en_uncased", num_classes=2)`."""
+        return cls.from_pretrained(preset, *args, **kwargs)
 
     # --- input and label checks: bad data fail here with a clear message, not deep in a kernel.
     def __call__(self, inputs, *args, **kwargs):
+        inputs = self.drop_unused_features(inputs)
         check_inputs(
-            inputs, self.backbone.input_limits, names=self.input_names, where=self.name, choices=self.has_choices_axis
+            inputs,
+            self.backbone.input_limits,
+            names=self._model_input_names(),
+            where=self.name,
+            choices=self.has_choices_axis,
         )
         return super().__call__(inputs, *args, **kwargs)
 
     def fit(self, x=None, *args, **kwargs):
+        x = self.drop_unused_features(x)
+        if "validation_data" in kwargs and isinstance(kwargs["validation_data"], tuple):
+            features, *rest = kwargs["validation_data"]
+            kwargs["validation_data"] = (self.drop_unused_features(features), *rest)
+        elif "validation_data" in kwargs:
+            kwargs["validation_data"] = self.drop_unused_features(kwargs["validation_data"])
         self._check_data(x, args[0] if args else kwargs.get("y"))
         return super().fit(x, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
+        x = self.drop_unused_features(x)
         self._check_data(x)
         return super().predict(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
+        x = self.drop_unused_features(x)
         self._check_data(x, args[0] if args else kwargs.get("y"))
         return super().evaluate(x, *args, **kwargs)
 
     def _check_data(self, x, y=None):
-        check_fit_data(x, self.backbone.input_limits, self.input_names, self.name, choices=self.has_choices_axis)
+        check_fit_data(x, self.backbone.input_limits, self._model_input_names(), self.name, choices=self.has_choices_axis)
         num_classes = self._num_label_classes(x)
         if y is not None and num_classes is not None:
             check_labels(y, num_classes, self.name, self.ignored_label)

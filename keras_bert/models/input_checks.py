@@ -31,7 +31,8 @@ def _concrete(value):
     if backend == "torch":
         import torch  # defers torch: imported only when it is the backend
 
-        if isinstance(value, torch.Tensor):
+        # Keras infers a model's output shapes on torch by running it on "meta" tensors, which hold no values.
+        if isinstance(value, torch.Tensor) and not value.is_meta:
             return value.detach().cpu().numpy()
     elif backend == "jax":
         import jax  # defers JAX: imported only when it is the backend
@@ -134,7 +135,8 @@ def check_inputs(inputs, config, names=BACKBONE_INPUTS, where="BertBackbone", ch
             f"{config['max_sequence_length']}. Truncate or window the input (the tokenizer's packer does this)."
         )
     _check_range(inputs, "token_ids", config["vocabulary_size"], "vocabulary_size", where)
-    _check_range(inputs, "segment_ids", config["num_segments"], "num_segments", where)
+    if "segment_ids" in names:  # DistilBERT takes none
+        _check_range(inputs, "segment_ids", config["num_segments"], "num_segments", where)
     if "mask_positions" in names and length is not None:
         _check_range(inputs, "mask_positions", length, "sequence length", where)
     if "position_ids" in names:

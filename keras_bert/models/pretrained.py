@@ -9,6 +9,8 @@ The classes to build are passed in (`cls`, `backbone_cls`), so this module
 sits below the model classes that call it.
 """
 
+from keras_bert.converters.hf_families import FAMILIES
+
 # Constructor arguments a caller may change without changing weight shapes.
 # (`packed_inputs` too: a backbone pretrained on packed sequences has the same weights as an unpacked one.)
 FREE_ARGUMENTS = {"dropout", "dtype", "output_hidden_states", "output_attentions", "packed_inputs", "name", "trainable"}
@@ -24,7 +26,49 @@ def _reused_keras_model(model, cls):
     return None
 
 
-def build_from_checkpoint(checkpoint, cls, backbone_cls=None, **kwargs):
+def check_family(checkpoint, backbone_cls, cls):
+    """Raises ValueError when `checkpoint` is of another family than `backbone_cls` builds, naming the class to use."""
+    expected = getattr(backbone_cls, "model_type", "bert")
+    if checkpoint.model_type == expected:
+        return
+    found = FAMILIES[checkpoint.model_type]
+    raise ValueError(
+        f"{checkpoint.description} is a checkpoint of {found.title} (model_type {checkpoint.model_type!r}), and "
+        f"{cls.__name__} builds {FAMILIES[expected].title}. Load it with keras_bert.{found.backbone_class}.from_pretrained."
+    )
+
+
+def task_head_arguments(checkpoint, cls, kwargs):
+    """`kwargs` for `cls`'s constructor, completed with what the checkpoint's task head decides.
+
+    For a Hugging Face task checkpoint (`BertForSequenceClassification`, ...):
+    its number of labels, `id2label` as `label_names` and the head's dropout,
+    after checking that the head is one for `cls`. A caller's argument that
+    keeps the head's shape (`label_names`, `dropout`) wins; one that changes it
+    (another `num_classes`) is refused.
+
+    Returns:
+        `(kwargs, whether the checkpoint holds cls's head)`.
+
+    Raises:
+        ValueError: the checkpoint holds another task's head (the message says
+            which), or `num_classes` differs from the checkpoint's.
+    """
+    head = checkpoint.task_head
+    if head is None:
+        return dict(kwargs), False
+    head.check_model_class(cls.__name__, checkpoint.description)
+    decided = head.constructor_arguments(cls.__name__)
+    if "num_classes" in kwargs and kwargs["num_classes"] != decided.get("num_classes"):
+        raise ValueError(
+            f"{checkpoint.description} is {head.what}: num_classes={decided.get('num_classes')}. Received: "
+            f"num_classes={kwargs['num_classes']!r}. For a new head of another size, build "
+            f"{cls.__name__}(BertBackbone.from_pretrained(path), num_classes=...)."
+        )
+    return {**decided, **kwargs}, True
+
+
+def build_from_checkpoint(checkpoint, cls, backbone_cls=None, head_kwargs=None, **kwargs):
     """A new model of class `cls` with the weights of `checkpoint`, all or nothing.
 
     Args:
@@ -33,6 +77,7 @@ def build_from_checkpoint(checkpoint, cls, backbone_cls=None, **kwargs):
             `cls(backbone)` whose weights the checkpoint holds (its heads included).
         backbone_cls: the backbone class when `cls` is a task class; None when
             `cls` is the backbone class.
+        head_kwargs: dict of `cls`'s own constructor arguments (`num_classes`, ...).
         **kwargs: backbone constructor arguments that keep the weights' shapes
             (`dropout`, `dtype`, `output_attentions`, ...; see `FREE_ARGUMENTS`).
 
@@ -47,6 +92,7 @@ def build_from_checkpoint(checkpoint, cls, backbone_cls=None, **kwargs):
             "from_pretrained takes only arguments that keep the weights' shapes "
             f"({sorted(FREE_ARGUMENTS)}). Received: {sorted(unknown)}"
         )
+    check_family(checkpoint, backbone_cls or cls, cls)
     # Before reusing a loaded .keras model too: a wrong vocabulary must not pass there either.
     checkpoint.check_vocabulary()
     if checkpoint.keras_model is not None and not kwargs:
@@ -54,5 +100,8 @@ def build_from_checkpoint(checkpoint, cls, backbone_cls=None, **kwargs):
         if reused is not None:
             return reused
     config = {**checkpoint.config, **kwargs}
-    model = cls.from_config(config) if backbone_cls is None else cls(backbone_cls.from_config(config))
+    if backbone_cls is None:
+        model = cls.from_config(config)
+    else:
+        model = cls(backbone_cls.from_config(config), **(head_kwargs or {}))
     return checkpoint.load_into(model)

@@ -1,4 +1,4 @@
-"""Raw text in, answers out: one pipeline class per task model (labels, entity spans, answers, choices).
+"""Raw text in, answers out: one pipeline class per task model (labels, entity spans, answers, choices, embeddings).
 
     pipeline = keras_bert.TextClassifierPipeline(classifier, tokenizer)
     keras_bert.predict_text(tagger, tokenizer, "Ada Lovelace was born in London.")
@@ -14,6 +14,7 @@ from keras_bert.pipelines.multiple_choice_pipeline import MultipleChoicePipeline
 from keras_bert.pipelines.question_answerer_pipeline import QuestionAnswererPipeline
 from keras_bert.pipelines.task_pipeline import TaskPipeline
 from keras_bert.pipelines.text_classifier_pipeline import TextClassifierPipeline
+from keras_bert.pipelines.text_embedder_pipeline import TextEmbedderPipeline
 from keras_bert.pipelines.token_classifier_pipeline import TokenClassifierPipeline
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "QuestionAnswererPipeline",
     "TaskPipeline",
     "TextClassifierPipeline",
+    "TextEmbedderPipeline",
     "TokenClassifierPipeline",
     "load_pipeline",
     "pipeline_for",

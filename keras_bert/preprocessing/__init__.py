@@ -5,6 +5,7 @@ outputs are plain int32 tensors that any Keras backend consumes via tf.data.
 """
 
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+from keras_bert.preprocessing.byte_pair_tokenizer import BytePairTokenizer
 from keras_bert.preprocessing.input_packer import BertInputPacker
 from keras_bert.preprocessing.pretraining import (
     PretrainingDataConfig,
@@ -19,10 +20,13 @@ from keras_bert.preprocessing.pretraining import (
     tokenize_documents,
     write_tfrecords,
 )
+from keras_bert.preprocessing.sentence_piece_tokenizer import SentencePieceTokenizer
 from keras_bert.preprocessing.vocabulary import learn_vocabulary, write_vocabulary
 
 __all__ = [
     "BertTokenizer",
+    "BytePairTokenizer",
+    "SentencePieceTokenizer",
     "BertInputPacker",
     "PretrainingDataConfig",
     "create_nsp_pairs",

@@ -64,6 +64,7 @@ def code_point_maps():
     restore = {p: cp for cp, p in placeholders.items()}
     restore_lower = {**lower, **{p: lower.get(cp, cp) for cp, p in placeholders.items()}}
     return {
+        "lower": _sorted_map(lower),
         "protect": _sorted_map(placeholders),
         "restore": _sorted_map(restore),
         "restore_lower": _sorted_map(restore_lower),
@@ -82,6 +83,18 @@ def _map_code_points(text, name):
     mapped = tf.where(tf.gather(keys, index) == flat, tf.gather(values, index), flat)
     encoded = tf.strings.unicode_encode(code_points.with_flat_values(mapped), "UTF-8")
     return tf.reshape(encoded, tf.shape(text))
+
+
+def lower_characters(text):
+    """Lowercases one character at a time with Rust's `char::to_lowercase`.
+
+    That is what `tokenizers`' `Lowercase` normalizer does (a final capital
+    sigma gives "σ"; "İ" gives "i" + U+0307). Unlike `normalize`, private-use characters pass through unchanged (the
+    `restore_lower` map would turn them into the code points they stand for).
+    """
+    for upper, lowered in tables.LOWERCASE_MULTI.items():
+        text = tf.strings.regex_replace(text, chr(upper), lowered)
+    return _map_code_points(text, "lower")
 
 
 def normalize(text, lowercase, strip_accents, split_cjk):

@@ -9,6 +9,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_bert._utf8 import read_utf8
+from keras_bert.converters.checkpoint import resolve_location
 from keras_bert.converters.tokenizer_files import find_vocabulary, read_do_lower_case
 from keras_bert.preprocessing import _bert_text
 
@@ -209,7 +210,7 @@ class BertTokenizer(tf.Module):
 
     # ------------------------------------------------------------------ config
     @classmethod
-    def from_pretrained(cls, path, **kwargs):
+    def from_pretrained(cls, path, cache_dir=None, **kwargs):
         """Loads the vocabulary and casing of a checkpoint.
 
         Args:
@@ -218,16 +219,21 @@ class BertTokenizer(tf.Module):
                 `tokenize_chinese_chars`), a Google TF1 checkpoint folder or
                 prefix (`vocab.txt`; casing from `bert_config.json` or the
                 `uncased_`/`cased_` folder name), a `.keras` file with its
-                `.vocab.txt` sidecar (written by `keras-bert convert`), or a
-                `vocab.txt` file itself.
+                `.vocab.txt` sidecar (written by `keras-bert convert`), a
+                `vocab.txt` file itself, or a preset name / `hf://owner/name`
+                (the Hugging Face cache; downloaded when online).
+            cache_dir: Hugging Face cache folder for presets and hub names.
             **kwargs: constructor arguments that override the folder's.
 
         Returns:
             A `BertTokenizer`.
         """
         path = os.fspath(path)
+        hub_id = None
         if not os.path.exists(path) and not os.path.exists(path + ".index"):  # a TF1 prefix names no file
-            raise ValueError(f"`path` {path!r} does not exist.")
+            path, hub_id = resolve_location(path, cache_dir)  # a preset or hf:// name; an unknown preset raises
+            if hub_id is None:
+                raise ValueError(f"`path` {path!r} does not exist.")
         is_vocab_file = os.path.isfile(path) and not path.endswith(".keras")
         vocab_file = path if is_vocab_file else find_vocabulary(path)
         if vocab_file is None:
@@ -238,7 +244,8 @@ class BertTokenizer(tf.Module):
         folder = os.path.dirname(path) if is_vocab_file else path
         config_file = os.path.join(folder if os.path.isdir(folder) else os.path.dirname(folder), "tokenizer_config.json")
         # tokenizer_config.json, bert_config.json, then Google's uncased_/cased_ naming.
-        options = {"lowercase": read_do_lower_case(folder)}
+        # A hub snapshot folder is named by its commit: the repository's name says uncased_/cased_ instead.
+        options = {"lowercase": read_do_lower_case(folder, name=hub_id and hub_id.split("/")[-1])}
         if os.path.isfile(config_file):
             with open(config_file, encoding="utf-8") as f:
                 hf_config = json.load(f)
@@ -250,6 +257,11 @@ class BertTokenizer(tf.Module):
                     options[name] = hf_config[hf_name]
         options.update(kwargs)
         return cls(vocab_file, **options)
+
+    @classmethod
+    def from_preset(cls, preset, cache_dir=None, **kwargs):
+        """`from_pretrained` under keras-hub's name, e.g. `BertTokenizer.from_preset("bert_base_en_uncased")`."""
+        return cls.from_pretrained(preset, cache_dir=cache_dir, **kwargs)
 
     def get_config(self):
         return {

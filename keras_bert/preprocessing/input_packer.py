@@ -57,8 +57,14 @@ class BertInputPacker:
         sep_token_id: id of `[SEP]`.
         pad_token_id: id of `[PAD]`.
         truncate: `"longest_first"` or `"round_robin"`.
-        tokenizer: optional `BertTokenizer`; with it, the packer also accepts
-            raw strings (see `from_tokenizer`).
+        tokenizer: optional `BertTokenizer` (or `SentencePieceTokenizer`,
+            `BytePairTokenizer`); with it, the packer also accepts raw
+            strings (see `from_tokenizer`).
+        separators_between: separators between two segments: 1 for BERT and
+            ALBERT (`[CLS] A [SEP] B [SEP]`), 2 for RoBERTa
+            (`<s> A </s></s> B </s>`).
+        typed_segments: give the second segment's tokens segment id 1 (BERT,
+            ALBERT); `False` leaves every segment id 0 (RoBERTa has one type).
 
     Call arguments:
         segment_a: int ids of shape `(num_tokens,)` (one example) or
@@ -87,7 +93,11 @@ class BertInputPacker:
         pad_token_id,
         truncate="longest_first",
         tokenizer=None,
+        separators_between=1,
+        typed_segments=True,
     ):
+        if separators_between not in (1, 2):
+            raise ValueError(f"`separators_between` must be 1 or 2; received {separators_between!r}")
         if not isinstance(sequence_length, int) or sequence_length < 3:
             raise ValueError(
                 "`sequence_length` must be an int >= 3 (room for [CLS], [SEP] and a "
@@ -112,13 +122,17 @@ class BertInputPacker:
         self.pad_token_id = pad_token_id
         self.truncate = truncate
         self.tokenizer = tokenizer
+        self.separators_between = separators_between
+        self.typed_segments = bool(typed_segments)
 
     @classmethod
     def from_tokenizer(cls, tokenizer, sequence_length, truncate="longest_first"):
         """A packer that takes raw strings: text (pairs) → model inputs.
 
         Args:
-            tokenizer: a `BertTokenizer`; its special token ids are used.
+            tokenizer: a `BertTokenizer`, `SentencePieceTokenizer` or
+                `BytePairTokenizer`; its special token ids and its pair
+                layout (`separators_between`, `typed_segments`) are used.
             sequence_length: length of the packed sequences.
             truncate: `"longest_first"` or `"round_robin"`.
         """
@@ -129,6 +143,8 @@ class BertInputPacker:
             pad_token_id=tokenizer.pad_token_id,
             truncate=truncate,
             tokenizer=tokenizer,
+            separators_between=getattr(tokenizer, "separators_between", 1),
+            typed_segments=getattr(tokenizer, "typed_segments", True),
         )
 
     def get_config(self):
@@ -139,6 +155,8 @@ class BertInputPacker:
             "pad_token_id": self.pad_token_id,
             "truncate": self.truncate,
             "tokenizer": None,
+            "separators_between": self.separators_between,
+            "typed_segments": self.typed_segments,
         }
         if self.tokenizer is not None:
             config["tokenizer"] = keras.saving.serialize_keras_object(self.tokenizer)
@@ -218,13 +236,18 @@ class BertInputPacker:
         segment_ids = tf.zeros([batch_size, self.sequence_length], tf.int32)
         start = tf.ones([batch_size], tf.int32)  # first column after [CLS]
         for index, segment in enumerate(segments):
+            if index > 0 and self.separators_between == 2:
+                # RoBERTa's second </s> opens segment B.
+                indices.append(tf.stack([batch_rows, start], axis=1))
+                updates.append(tf.fill([batch_size], self.sep_token_id))
+                start = start + 1
             rows = tf.cast(segment.value_rowids(), tf.int32)
             row_starts = tf.cast(segment.row_starts(), tf.int32)
             column = tf.range(tf.size(rows)) - tf.gather(row_starts, rows) + tf.gather(start, rows)
             sep_column = start + tf.cast(segment.row_lengths(), tf.int32)
             indices += [tf.stack([rows, column], axis=1), tf.stack([batch_rows, sep_column], axis=1)]
             updates += [segment.values, tf.fill([batch_size], self.sep_token_id)]
-            if index > 0:
+            if index > 0 and self.typed_segments:
                 inside = (columns >= start[:, tf.newaxis]) & (columns <= sep_column[:, tf.newaxis])
                 segment_ids = tf.where(inside, index, segment_ids)
             start = sep_column + 1
@@ -240,7 +263,7 @@ class BertInputPacker:
         }
 
     def _trim(self, segments):
-        budget = self.sequence_length - 1 - len(segments)
+        budget = self.sequence_length - 1 - len(segments) - (self.separators_between - 1) * (len(segments) - 1)
         if self.truncate == "round_robin":
             return tf_text.RoundRobinTrimmer(budget).trim(segments)
         lengths = [tf.cast(s.row_lengths(), tf.int32) for s in segments]

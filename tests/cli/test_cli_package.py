@@ -17,7 +17,7 @@ from keras_bert.cli import build_parser
 from keras_bert.tasks import CLI_NAMES, TASKS
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "keras_bert"
-COMMANDS = ("vocab", "pretrain", "finetune", "distill", "convert", "export", "predict")
+COMMANDS = ("vocab", "pretrain", "finetune", "distill", "convert", "export", "predict", "embed")
 # The demos are scripts that use keras_bert as any user does, with their own argparse.
 SCRIPTS = ("examples",)
 

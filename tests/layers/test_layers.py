@@ -247,3 +247,57 @@ def test_unflatten_choices(tmp_path):
     # The inverse of FlattenChoices: example i's scores are rows i * 3 .. i * 3 + 2.
     unflattened = keras.ops.convert_to_numpy(layer(scores, token_ids))
     np.testing.assert_array_equal(unflattened, scores.reshape(BATCH, 3))
+
+
+# --- options the BERT family needs (issue 18); the defaults keep BERT as it was.
+def test_transformer_encoder_activation_choice_and_old_configs():
+    x = hidden_states()
+    exact = TransformerEncoder(num_heads=2, intermediate_dim=8, dropout=0.0)
+    exact.build(x.shape)
+    config = exact.get_config()
+    assert config["activation"] == "gelu"
+    # A config saved before the option existed loads with BERT's exact GELU.
+    old = TransformerEncoder.from_config({k: v for k, v in config.items() if k != "activation"})
+    assert old.activation == "gelu"
+    tanh = TransformerEncoder.from_config({**config, "activation": "gelu_approximate"})
+    tanh.build(x.shape)
+    # Weights large enough that the intermediate activations reach where the two GELUs part.
+    rng = np.random.default_rng(0)
+    exact.set_weights([rng.normal(size=w.shape).astype("float32") for w in exact.get_weights()])
+    tanh.set_weights(exact.get_weights())
+    # The tanh form (ALBERT's gelu_new): 0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3))).
+    h = np.linspace(-3, 3, 8, dtype="float32")[None, None, :]
+    expected = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h**3)))
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(keras.ops.gelu(h, approximate=True)), expected, atol=1e-6)
+    a = keras.ops.convert_to_numpy(exact(x, padding_mask=padding_mask()))
+    b = keras.ops.convert_to_numpy(tanh(x, padding_mask=padding_mask()))
+    assert 1e-7 < np.abs(a - b).max() < 1e-2  # close, yet not the same function
+    with pytest.raises(ValueError, match=r"`activation` must be one of \['gelu', 'gelu_approximate', 'relu'\]. Received: activation='gelu_new'"):
+        TransformerEncoder(num_heads=2, intermediate_dim=8, activation="gelu_new")
+
+
+def test_bert_embeddings_without_segments():
+    token_ids = np.random.default_rng(0).integers(0, VOCAB, (BATCH, SEQ)).astype("int32")
+    layer = BertEmbeddings(vocabulary_size=VOCAB, hidden_dim=HIDDEN, max_sequence_length=8, num_segments=0)
+    out = keras.ops.convert_to_numpy(layer(token_ids))
+    assert layer.segment_embedding is None and len(layer.trainable_weights) == 4  # 2 tables + LayerNorm
+    x = keras.ops.convert_to_numpy(layer.token_embedding.embeddings)[token_ids]
+    x = x + keras.ops.convert_to_numpy(layer.position_embeddings)[:SEQ][None]
+    expected = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-12)
+    np.testing.assert_allclose(out, expected, atol=1e-5)
+    with pytest.raises(ValueError, match="pass `segment_ids` exactly when num_segments > 0. Received: num_segments=0"):
+        layer(token_ids, np.zeros_like(token_ids))
+    with pytest.raises(ValueError, match="Received: num_segments=2, segment_ids=None"):
+        BertEmbeddings(vocabulary_size=VOCAB, hidden_dim=HIDDEN)(token_ids)
+
+
+def test_masked_lm_head_with_a_narrower_tied_embedding():
+    embedding = keras.layers.Embedding(VOCAB, 4)
+    embedding.build((None,))
+    head = MaskedLMHead(vocabulary_size=VOCAB, token_embedding=embedding, embedding_dim=4)
+    logits = head(hidden_states(), np.array([[1, 2], [3, 0]], "int32"))
+    assert tuple(logits.shape) == (BATCH, 2, VOCAB)
+    assert tuple(head.transform_dense.kernel.shape) == (HIDDEN, 4)
+    assert MaskedLMHead.from_config(head.get_config()).embedding_dim == 4
+    with pytest.raises(ValueError, match="token_embedding.output_dim=4, embedding_dim=None, hidden_dim=16"):
+        MaskedLMHead(vocabulary_size=VOCAB, token_embedding=embedding)(hidden_states(), np.array([[1], [2]], "int32"))

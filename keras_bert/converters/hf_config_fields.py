@@ -1,0 +1,36 @@
+"""Reading the fields of a Hugging Face `config.json` that every family shares, with clear errors."""
+
+# Hugging Face activation names -> ours (`TransformerEncoder.activation`). "gelu_new",
+# "gelu_pytorch_tanh" and "gelu_fast" are all the tanh approximation of GELU.
+HF_ACTIVATIONS = {
+    "gelu": "gelu",
+    "gelu_new": "gelu_approximate",
+    "gelu_pytorch_tanh": "gelu_approximate",
+    "gelu_fast": "gelu_approximate",
+    "relu": "relu",
+}
+
+
+def activation(hf, key, config_path, default="gelu"):
+    """Our name for the activation `hf[key]` names; ValueError naming the ones we have."""
+    name = hf.get(key, default)
+    if name not in HF_ACTIVATIONS:
+        raise ValueError(f"{config_path}: {key}={name!r} is not supported; supported: {sorted(HF_ACTIVATIONS)}.")
+    return HF_ACTIVATIONS[name]
+
+
+def absolute_positions(hf, config_path):
+    """Raises ValueError unless the checkpoint uses learned absolute positions."""
+    position_type = hf.get("position_embedding_type", "absolute")
+    if position_type != "absolute":
+        raise ValueError(f"{config_path}: position_embedding_type={position_type!r}; only 'absolute' is supported.")
+
+
+def constructor_arguments(hf, config_path, fields):
+    """`{argument: convert(hf[key] or default)}` for `fields`: argument -> (key, convert, default or KeyError)."""
+    arguments = {}
+    for argument, (key, convert, *default) in fields.items():
+        if key not in hf and not default:
+            raise ValueError(f"{config_path} lacks the key {key!r}.")
+        arguments[argument] = convert(hf.get(key, *default))
+    return arguments

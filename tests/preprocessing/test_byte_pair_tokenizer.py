@@ -1,0 +1,94 @@
+"""BytePairTokenizer (RoBERTa): ids equal to transformers' RobertaTokenizer, tf.data, packing, files.
+
+Runs on every backend: the tokenizer feeds tf.data pipelines for all three.
+The full-data figure is benchmarks/family_tokenizer_agreement.py.
+"""
+
+import json
+import os
+
+import keras
+import pytest
+import tensorflow as tf
+
+from keras_bert.preprocessing.byte_pair_tokenizer import BytePairTokenizer
+from keras_bert.preprocessing.input_packer import BertInputPacker
+from preprocessing_helpers import FAMILY_HARD_CASES, family_folder, family_tokenizers, real_lines_per_file
+
+
+def _hf_ids(reference, texts):
+    return reference(list(texts), add_special_tokens=False)["input_ids"]
+
+
+def test_real_lines_and_hard_cases_equal_transformers():
+    ours, reference = family_tokenizers("roberta")
+    texts = list(real_lines_per_file()) + FAMILY_HARD_CASES
+    assert len(texts) > 800
+    mine = ours.tokenize(texts).to_list()
+    theirs = _hf_ids(reference, texts)
+    assert [t for t, a, b in zip(texts, mine, theirs) if a != b] == []
+    assert sum(map(len, mine)) > 10000  # real text went through, not empty rows
+
+
+def test_tf_data_and_tf_function_equal_eager():
+    ours, _ = family_tokenizers("roberta")
+    texts = FAMILY_HARD_CASES[:6]
+    eager = ours.tokenize(texts).to_list()
+    # Batched, as a pipeline maps it: one trace inside the dataset's graph.
+    dataset = tf.data.Dataset.from_tensor_slices(texts).batch(3).map(ours.tokenize)
+    assert [row for batch in dataset for row in batch.to_list()] == eager
+    assert ours.tokenize(texts[0]).numpy().tolist() == eager[0]
+
+
+def test_detokenize_gives_the_text_back_and_config_round_trips():
+    ours, reference = family_tokenizers("roberta")
+    texts = [t for t in FAMILY_HARD_CASES if "\x00" not in t]
+    ids = ours.tokenize(texts).to_list()
+    decoded = ours.detokenize(tf.ragged.constant(ids), skip_special_tokens=False).numpy()
+    assert [t.decode() for t in decoded] == texts
+    with_specials = reference("Hello <mask> world")["input_ids"]
+    assert ours.detokenize(with_specials, skip_special_tokens=False).numpy().decode() == reference.decode(with_specials)
+    assert (ours.cls_token_id, ours.sep_token_id, ours.pad_token_id, ours.unk_token_id, ours.mask_token_id) == (
+        reference.cls_token_id, reference.sep_token_id, reference.pad_token_id,
+        reference.unk_token_id, reference.mask_token_id,
+    )  # fmt: skip
+    assert ours.vocabulary_size() == len(reference)
+    config = json.loads(json.dumps(keras.saving.serialize_keras_object(ours)))
+    restored = keras.saving.deserialize_keras_object(config)
+    assert isinstance(restored, BytePairTokenizer) and restored.get_config() == ours.get_config()
+
+
+def test_pairs_pack_like_transformers():
+    ours, reference = family_tokenizers("roberta")
+    packer = BertInputPacker.from_tokenizer(ours, sequence_length=16)
+    first, second = ["Emma Woodhouse, handsome, clever, and rich", "A"], ["with a comfortable home", "B c"]
+    packed = packer(first, second)
+    expected = reference(first, second, truncation="longest_first", max_length=16, padding="max_length")
+    assert packed["token_ids"].numpy().tolist() == expected["input_ids"]
+    assert packed["padding_mask"].numpy().tolist() == expected["attention_mask"]
+    assert packed["segment_ids"].numpy().tolist() == [[0] * 16, [0] * 16]  # RoBERTa has one segment type
+    single = BertInputPacker.from_tokenizer(ours, sequence_length=8)(first)
+    assert single["token_ids"].numpy().tolist() == reference(first, truncation=True, max_length=8, padding="max_length")["input_ids"]
+
+
+def test_tokenizer_json_alone_is_enough(tmp_path):
+    _, reference = family_tokenizers("roberta")
+    reference.backend_tokenizer.save(str(tmp_path / "tokenizer.json"))
+    from_json = BytePairTokenizer.from_pretrained(tmp_path).get_config()
+    assert from_json == family_tokenizers("roberta")[0].get_config()  # same vocabulary and merges, in order
+
+
+def test_missing_files_and_bad_input_are_named(tmp_path):
+    with pytest.raises(ValueError, match="missing vocab.json, merges.txt"):
+        BytePairTokenizer.from_pretrained(tmp_path)
+    with open(os.path.join(family_folder("roberta"), "vocab.json"), encoding="utf-8") as f:
+        (tmp_path / "vocab.json").write_text(f.read(), encoding="utf-8")
+    with pytest.raises(ValueError, match="missing merges.txt"):
+        BytePairTokenizer.from_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="lacks the special token"):
+        BytePairTokenizer({"a": 0}, [])
+    with pytest.raises(ValueError, match="'a b c'"):
+        BytePairTokenizer({"a": 0}, ["a b c"])
+    ours, _ = family_tokenizers("roberta")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="U\\+FFFE or U\\+FFFF"):
+        ours.tokenize(["fine", "not \uffff fine"])
