@@ -21,6 +21,18 @@ of the mean rating (0 dropped); the split of benchmarks/finetune_sentiment.py
 
 Not part of the test suite (minutes on a 2-core CPU); tests/converters/test_hf_tasks.py
 runs the same check after two steps on 16 sentences.
+
+Measured (TensorFlow backend, `--train-rows 1000 --eval-rows 300`, 1 epoch, the 2-core machine shared
+with other jobs at a load average of 20-38, so the wall time says little: 766 s of fine-tuning):
+    largest |logit difference|, ours vs transformers, 300 held-out sentences   1.7e-6
+    largest |probability difference|, our pipeline vs transformers' pipeline    1.2e-7
+    texts longer than one 64-token window (read differently by the two)        0
+    label agreement                                                              300/300
+    accuracy, ours and transformers'                                             0.9833 and 0.9833
+The first rows of the file are mostly positive (96.7% of these 1,000 training and 98.3% of these 300
+held-out sentences; the script prints the shares), so the accuracy here is the majority class's and
+says nothing about learning (benchmarks/finetune_sentiment.py measures that on the whole split); the
+figures that matter are the differences and the agreement.
 """
 
 import argparse
@@ -109,6 +121,8 @@ def main():
         "max_abs_probability_delta_one_window": probability_delta,
         "texts_longer_than_one_window": sum(count > 1 for count in windows), "label_agreement": agree / len(texts),
         "accuracy_keras_bert": mine_right / len(texts), "accuracy_transformers": theirs_right / len(texts),
+        "positive_share_train": sum(y == "positive" for _, y in train) / len(train),
+        "positive_share_held_out": labels.count("positive") / len(labels),
         "backend": keras.backend.backend(),
     }
     print(json.dumps(figures, indent=2))

@@ -32,6 +32,7 @@ import keras
 
 from keras_bert.converters import presets, tokenizer_files
 from keras_bert.converters.hf_checkpoint import is_hf_checkpoint, read_hf_config, read_hf_model_type, read_hf_weights
+from keras_bert.converters.hf_tasks import read_task_head
 from keras_bert.converters.hub_saved_model import (
     assign_by_path,
     hub_encoder_dir,
@@ -40,7 +41,6 @@ from keras_bert.converters.hub_saved_model import (
     read_hub_encoder_lowercase,
     read_hub_encoder_weights,
 )
-from keras_bert.converters.hf_tasks import read_task_head
 from keras_bert.converters.tf1_checkpoint import (
     canonical_to_tf1_name,
     read_tf1_config,
@@ -306,7 +306,7 @@ class Checkpoint:
                 f"{self.description} is an encoder without pretraining heads; {type(model).__name__} needs "
                 f"{heads}. Load a BertBackbone (or a task model that adds its own head) from it. Nothing was loaded."
             )
-        backbone = model if is_backbone(model) else model.backbone
+        backbone = model if is_encoder_backbone(model) else model.backbone
         assign_by_path(backbone.weights, self.keras_arrays, self.description)
 
 

@@ -2,6 +2,8 @@
 
 import json
 
+import keras
+import numpy as np
 import pytest
 
 import keras_bert
@@ -48,3 +50,18 @@ def test_keras_files_load_into_their_own_family_only(tmp_path):
     assert AlbertBackbone.from_pretrained(path).get_config() == backbone.get_config()
     with pytest.raises(ValueError, match=r"albert\.keras is a checkpoint of ALBERT.*keras_bert\.AlbertBackbone\.from_pretrained"):
         BertBackbone.from_pretrained(path)
+
+
+@pytest.mark.parametrize("class_name", ["AlbertBackbone", "DistilBertBackbone", "ElectraBackbone", "RobertaBackbone"])
+def test_mixed_precision_flows_through_every_family(class_name):
+    cls = getattr(keras_bert, class_name)
+    backbone = cls(vocabulary_size=20, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=8, dtype="mixed_bfloat16")
+    assert cls.from_config(backbone.get_config()).dtype_policy.name == "mixed_bfloat16"
+    inputs = {
+        "token_ids": np.array([[0, 5, 6, 2, 1]], "int32"),
+        "segment_ids": np.zeros((1, 5), "int32"),
+        "padding_mask": np.array([[1, 1, 1, 1, 0]], "int32"),
+    }
+    outputs = backbone({name: inputs[name] for name in backbone.input_names})
+    assert keras.backend.standardize_dtype(outputs["sequence_output"].dtype) == "bfloat16"
+    assert {keras.backend.standardize_dtype(w.dtype) for w in backbone.weights} == {"float32"}
