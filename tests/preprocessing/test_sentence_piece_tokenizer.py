@@ -1,6 +1,7 @@
 """SentencePieceTokenizer (ALBERT): ids equal to transformers' AlbertTokenizer, tf.data, packing, files.
 
-Runs on every backend: the tokenizer feeds tf.data pipelines for all three.
+Backend-independent (TensorFlow ops in tf.data, the same whatever KERAS_BACKEND is): tested once, as
+the BertTokenizer tests are.
 The full-data figure is benchmarks/family_tokenizer_agreement.py.
 """
 
@@ -15,6 +16,11 @@ import tensorflow as tf
 from keras_bert.preprocessing.input_packer import BertInputPacker
 from keras_bert.preprocessing.sentence_piece_tokenizer import SentencePieceTokenizer
 from preprocessing_helpers import FAMILY_HARD_CASES, family_folder, family_tokenizers, real_lines_per_file
+
+# Text preprocessing does the same thing whatever KERAS_BACKEND is; one pass keeps the suite in budget.
+pytestmark = pytest.mark.only_backend(
+    "tensorflow", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
+)
 
 
 def _hf_ids(reference, texts):
