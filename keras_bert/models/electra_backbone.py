@@ -3,8 +3,7 @@
 import keras
 
 from keras_bert.layers.bert_embeddings import BertEmbeddings
-from keras_bert.layers.transformer_encoder import TransformerEncoder
-from keras_bert.models.encoder_backbone import EncoderBackbone, check_encoder_sizes, run_encoder
+from keras_bert.models.encoder_backbone import EncoderBackbone, check_encoder_sizes, run_encoder, transformer_stack
 from keras_bert.models.input_checks import BACKBONE_INPUTS
 
 
@@ -106,18 +105,9 @@ class ElectraBackbone(EncoderBackbone):
                 dtype=dtype,
                 name="embedding_projection",
             )
-        transformer_layers = [
-            TransformerEncoder(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                dropout=dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                activation=activation,
-                dtype=dtype,
-                name=f"transformer_layer_{i}",
-            )
-            for i in range(num_layers)
-        ]
+        transformer_layers = transformer_stack(
+            num_layers, num_heads, intermediate_dim, dropout, layer_norm_epsilon, activation, dtype
+        )
 
         # === Functional graph ===
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in BACKBONE_INPUTS}

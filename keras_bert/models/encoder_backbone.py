@@ -3,6 +3,7 @@
 import keras
 
 from keras_bert.converters.checkpoint import read_checkpoint
+from keras_bert.layers.transformer_encoder import TransformerEncoder
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs
 from keras_bert.models.pretrained import build_from_checkpoint
 from keras_bert.models.quantization import quantized_layers, restore_quantization
@@ -138,6 +139,22 @@ class EncoderBackbone(keras.Model):
                 the supported ones), or weights that do not fit.
         """
         return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, **kwargs)
+
+
+def transformer_stack(num_layers, num_heads, intermediate_dim, dropout, layer_norm_epsilon, activation, dtype):
+    """`num_layers` post-LN `TransformerEncoder` blocks named `transformer_layer_{i}` (the names converters use)."""
+    return [
+        TransformerEncoder(
+            num_heads=num_heads,
+            intermediate_dim=intermediate_dim,
+            dropout=dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+            activation=activation,
+            dtype=dtype,
+            name=f"transformer_layer_{i}",
+        )
+        for i in range(num_layers)
+    ]
 
 
 def run_encoder(x, layers, masks, output_hidden_states=False, output_attentions=False):

@@ -5,8 +5,7 @@ from keras import ops
 
 from keras_bert.layers.bert_embeddings import BertEmbeddings
 from keras_bert.layers.pooler import Pooler
-from keras_bert.layers.transformer_encoder import TransformerEncoder
-from keras_bert.models.encoder_backbone import EncoderBackbone, check_encoder_sizes, run_encoder
+from keras_bert.models.encoder_backbone import EncoderBackbone, check_encoder_sizes, run_encoder, transformer_stack
 from keras_bert.models.input_checks import BACKBONE_INPUTS
 
 
@@ -123,18 +122,9 @@ class RobertaBackbone(EncoderBackbone):
             dtype=dtype,
             name="embeddings",
         )
-        transformer_layers = [
-            TransformerEncoder(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                dropout=dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                activation=activation,
-                dtype=dtype,
-                name=f"transformer_layer_{i}",
-            )
-            for i in range(num_layers)
-        ]
+        transformer_layers = transformer_stack(
+            num_layers, num_heads, intermediate_dim, dropout, layer_norm_epsilon, activation, dtype
+        )
         pooler = Pooler(dtype=dtype, name="pooler")
 
         # === Functional graph ===
