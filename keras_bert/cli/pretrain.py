@@ -1,6 +1,7 @@
 """`keras-bert pretrain`: pretrain BERT (MLM + NSP) from text files.
 
     keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --steps 5000 --out runs/mini [--resume]
+    keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --budget-minutes 20 --out runs/mini
 """
 
 import argparse
@@ -9,6 +10,7 @@ import os
 from keras_bert.cli.errors import UserError
 from keras_bert.distribution import STRATEGIES
 from keras_bert.jobs.pretrain import pretrain
+from keras_bert.jobs.pretrain_budget import pretrain_within_budget
 
 HELP = "pretrain BERT (MLM + NSP) from text files"
 
@@ -22,7 +24,10 @@ def add_pretrain_arguments(parser):
     parser.add_argument("--size", default="mini", help="tiny, mini, small, medium, base or large (default mini)")
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--steps", type=int, help="training steps (default 1000; see --budget-minutes)")
+    parser.add_argument("--budget-minutes", type=float,
+                        help="instead of --steps: as many steps as fit in N wall-clock minutes, found by a short "
+                             "timed calibration run (counted in the budget)")
     parser.add_argument("--masking", choices=["token", "whole-word"], default="token")
     parser.add_argument("--mode", choices=["dynamic", "static"], default="dynamic", help="masks per epoch or TFRecords")
     parser.add_argument("--dupe-factor", type=int, default=5, help="static mode: passes over the corpus")
@@ -73,14 +78,22 @@ def run_pretrain(args):
     """Runs `keras_bert.jobs.pretrain.pretrain` with parsed arguments and prints its summary; returns 0."""
     if not os.path.isfile(args.vocab):
         raise UserError(f"--vocab: no such file: {args.vocab}")
-    summary = pretrain(
+    if args.budget_minutes is not None and args.steps is not None:
+        raise UserError("--budget-minutes sets the steps: give it or --steps, not both")
+    if args.budget_minutes is not None and args.checkpoint_every is not None:
+        raise UserError("--budget-minutes sets the checkpoints (10 of them): drop --checkpoint-every")
+    if args.budget_minutes is not None:
+        run, extra = pretrain_within_budget, {"budget_minutes": args.budget_minutes}
+    else:
+        run, extra = pretrain, {"steps": 1000 if args.steps is None else args.steps, "checkpoint_every": args.checkpoint_every}
+    summary = run(
+        **extra,
         corpus=args.corpus,
         vocabulary=args.vocab,
         output_dir=args.out,
         size=args.size,
         sequence_length=args.sequence_length,
         batch_size=args.batch_size,
-        steps=args.steps,
         masking=args.masking,
         mode=args.mode,
         dupe_factor=args.dupe_factor,
@@ -89,7 +102,6 @@ def run_pretrain(args):
         weight_decay=args.weight_decay,
         warmup_steps=args.warmup_steps,
         gradient_accumulation_steps=args.grad_accumulation,
-        checkpoint_every=args.checkpoint_every,
         resume=args.resume,
         overwrite=args.overwrite,
         seed=args.seed,
