@@ -32,19 +32,21 @@ class ExportedModel:
         directory: a directory written by `export_saved_model`, `export_onnx`
             or `export_litert`.
         precision: ONNX exports with int8: "fp32" or "int8" (default: int8).
+        tokenizer: ONNX / LiteRT: a tokenizer to use instead of the saved
+            `tokenizer.json` (one already traced saves seconds per instance).
 
     Raises:
         ValueError: when the directory is not a keras_bert SavedModel or
             cannot be loaded (e.g. a missing asset), naming the problem.
     """
 
-    def __init__(self, directory, precision=None):
+    def __init__(self, directory, precision=None, tokenizer=None):
         self._pipeline = None
         if runtime_format(directory) is not None:
-            self._open_runtime(directory, precision)
+            self._open_runtime(directory, precision, tokenizer)
             return
-        if precision is not None:
-            raise ValueError(f"`precision` applies to ONNX exports; {directory} is a SavedModel.")
+        if precision is not None or tokenizer is not None:
+            raise ValueError(f"`precision` and `tokenizer` apply to ONNX / LiteRT exports; {directory} is a SavedModel.")
         # defers TensorFlow: `import keras_bert.export` (and `keras-bert --help`) must not import it
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
@@ -62,7 +64,7 @@ class ExportedModel:
         self.text_inputs = self.metadata["signatures"]["serve_text"]
         self.label_names = self.metadata.get("label_names")
 
-    def _open_runtime(self, directory, precision):
+    def _open_runtime(self, directory, precision, tokenizer):
         """An ONNX / LiteRT export: its graph (RuntimeModel) behind its task's Python pipeline."""
         import keras  # defers keras: a SavedModel is served without it
 
@@ -81,8 +83,10 @@ class ExportedModel:
                 f"{directory}: ExportedModel predicts with task models; run this {self.task}'s graph with "
                 "keras_bert.export.RuntimeModel(directory).outputs(token_ids...) instead."
             )
-        with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as f:
-            tokenizer = keras.saving.deserialize_keras_object(json.load(f))
+        if tokenizer is None:
+            with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as f:
+                tokenizer = keras.saving.deserialize_keras_object(json.load(f))
+        self.tokenizer = tokenizer
         pipeline_class = get_task(self.task).load("pipeline")
         accepted = inspect.signature(pipeline_class).parameters
         options = {k: v for k, v in self.metadata["pipeline_options"].items() if k in accepted}

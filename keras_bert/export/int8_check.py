@@ -50,7 +50,9 @@ def check_int8_accuracy(directory, eval_file, text_column="sentence", label_colu
 
     if not isinstance(tolerance, (int, float)) or tolerance < 0:
         raise ValueError(f"`tolerance` must be a number of accuracy points >= 0; received {tolerance!r}")
-    models = {p: ExportedModel(directory, precision=p) for p in ("fp32", "int8")}
+    fp32 = ExportedModel(directory, precision="fp32")
+    # One tokenizer for both: tracing its TensorFlow functions costs seconds per instance.
+    models = {"fp32": fp32, "int8": ExportedModel(directory, precision="int8", tokenizer=fp32.tokenizer)}
     if models["fp32"].task != "classifier":
         raise ValueError(f"{directory}: accuracy applies to classifiers; this export is a {models['fp32'].task}.")
     examples = read_classification_data(eval_file, text_column, label_column, pair_column)
