@@ -166,7 +166,7 @@ def export_here(format, model, tokenizer, directory, overwrite, options, verbose
     """Converts in this (TensorFlow) process into a staging folder, then renames it into place."""
     # defers TensorFlow and the converters: only the TensorFlow process that converts needs them
     from keras_bert.export import graph_conversion
-    from keras_bert.export.task_outputs import task_kind
+    from keras_bert.export.task_outputs import task_kind  # TF graph code, as above
 
     task = task_kind(model)
     parent, name = os.path.dirname(directory), os.path.basename(directory)
