@@ -87,7 +87,7 @@ def export_onnx(model, directory, tokenizer, quantize=None, opset=None, **option
         tokenizer: the tokenizer the model was trained with (saved beside the graph).
         quantize: None (fp32 only) or "int8": also write `model.int8.onnx`,
             dynamically quantized, which `ExportedModel` then runs by default.
-        opset: the ONNX opset (default `DEFAULT_OPSET`, 17).
+        opset: the ONNX opset, 13 to 18 (default 17).
         **options: `sequence_length` (what `ExportedModel` packs texts to;
             the graph takes any length), `label_names`, `text_pair`,
             `window_stride`, question answering options, `overwrite`,
@@ -102,8 +102,9 @@ def export_onnx(model, directory, tokenizer, quantize=None, opset=None, **option
     """
     if quantize not in (None, "int8"):
         raise ValueError(f"`quantize` must be None or 'int8'; received {quantize!r}")
-    if opset is not None and (not isinstance(opset, int) or not 13 <= opset <= 21):
-        raise ValueError(f"`opset` must be an int in [13, 21]; received {opset!r}")
+    # 18: the newest opset tf2onnx 1.17 writes; 13: the oldest with the ops BERT needs as we convert them.
+    if opset is not None and (not isinstance(opset, int) or not 13 <= opset <= 18):
+        raise ValueError(f"`opset` must be an int in [13, 18] (what tf2onnx writes); received {opset!r}")
     return _export("onnx", model, directory, tokenizer, dict(quantize=quantize, opset=opset or 17), options)
 
 
@@ -142,7 +143,7 @@ def _export(format, model, directory, tokenizer, graph_options, options):
             f"`sequence_length` must be an int in [3, {backbone.max_sequence_length}] (the model's "
             f"max_sequence_length); received {length!r}"
         )
-    label_names = sm._check_label_names(model, task, options.get("label_names", getattr(model, "label_names", None)))
+    label_names = sm._check_label_names(model, task, options.get("label_names") or getattr(model, "label_names", None))
     if options.get("text_pair") and task not in ("classifier", "regressor"):
         raise ValueError(f"`text_pair` applies to classifiers, not to a {task}.")
     if os.path.exists(directory) and not overwrite:
