@@ -115,7 +115,10 @@ def _saved_model_predictor(args):
     # defers TensorFlow (loads the SavedModel): `keras-bert --help` must not import it
     from keras_bert.export.exported_model import ExportedModel
 
-    served = ExportedModel(args.model)
+    try:
+        served = ExportedModel(args.model)
+    except ImportError as error:  # an ONNX / LiteRT export whose runtime is not installed: names the extra
+        raise UserError(str(error)) from None
     task = served.task
 
     def predict(columns):
