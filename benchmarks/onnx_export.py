@@ -13,16 +13,21 @@ scratch instead, for a quick check). Then, in this one process:
 3. held-out accuracy of each path (Keras pipeline, ONNX fp32, ONNX int8, LiteRT);
 4. speed: raw text -> label sentences/s over the held-out set (every path
    uses the same tokenizer object and the same pipeline code around the
-   graph; best of `--rounds` rounds after a warm-up), and one-sentence
-   latency (median ms of `--latency-calls` calls).
+   graph; best of `--rounds` rounds after a warm-up), the graph alone on
+   the packed ids (`--batch-size` rows of `--sequence-length`, no
+   tokenization; Keras: `predict_on_batch`), and one-sentence latency
+   (median ms of `--latency-calls` calls).
 
     KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.onnx_export --report benchmarks/onnx_export.json
     KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.onnx_export --model runs/sst   # an existing run
     KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.onnx_export --init tiny --limit-train 256 \\
         --limit-heldout 64 --epochs 1 --rounds 1 --latency-calls 5                           # a quick check
 
-Threads: onnxruntime, LiteRT and TensorFlow each use their own default
-thread pools (all cores); nothing else should run on the machine.
+Threads: TensorFlow uses its default pools; onnxruntime and LiteRT use
+`--threads` intra-op threads (default: their own choice, all physical
+cores). Nothing else should run on the machine: on a loaded 2-core machine
+onnxruntime with 2 threads took 188 ms per 32x64 batch of a 2-layer, 128-wide
+classifier where 1 thread took 83 ms (load average 10).
 """
 
 import argparse
@@ -79,6 +84,19 @@ def _speed(predict, texts, rounds, batch_size):
     return best
 
 
+def _graph_speed(predict_on_batch, x, rounds, batch_size):
+    """Best sentences/s of the graph alone over the packed rows `x`, in batches of `batch_size`."""
+    batches = [{k: v[i : i + batch_size] for k, v in x.items()} for i in range(0, len(x["token_ids"]), batch_size)]
+    predict_on_batch(batches[0])
+    best = 0.0
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for batch in batches:
+            predict_on_batch(batch)
+        best = max(best, len(x["token_ids"]) / (time.perf_counter() - start))
+    return best
+
+
 def _latency_ms(predict, text, calls):
     predict([text])
     times = []
@@ -102,6 +120,7 @@ def main(argv=None):
     parser.add_argument("--parity-rows", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-calls", type=int, default=50)
+    parser.add_argument("--threads", type=int, help="onnxruntime / LiteRT intra-op threads (default: theirs)")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--report", help="write the results as JSON here")
     args = parser.parse_args(argv)
@@ -133,19 +152,22 @@ def main(argv=None):
             "litert_fp32": _size(os.path.join(directories["litert"], "model.tflite")),
         }
         served = {
-            "onnx_fp32": ExportedModel(directories["onnx"], precision="fp32", tokenizer=tokenizer),
-            "onnx_int8": ExportedModel(directories["onnx"], precision="int8", tokenizer=tokenizer),
-            "litert_fp32": ExportedModel(directories["litert"], tokenizer=tokenizer),
+            "onnx_fp32": ExportedModel(directories["onnx"], precision="fp32", tokenizer=tokenizer, num_threads=args.threads),
+            "onnx_int8": ExportedModel(directories["onnx"], precision="int8", tokenizer=tokenizer, num_threads=args.threads),
+            "litert_fp32": ExportedModel(directories["litert"], tokenizer=tokenizer, num_threads=args.threads),
         }
         paths = {"keras": keras_pipeline}
         for name, exported in served.items():
             paths[name] = lambda batch, exported=exported: exported.predict(batch, batch_size=args.batch_size)
 
-        x = {k: v.numpy() for k, v in BertInputPacker.from_tokenizer(tokenizer, args.sequence_length)(texts[: args.parity_rows]).items()}
+        packer = BertInputPacker.from_tokenizer(tokenizer, args.sequence_length)
+        packed = {k: v.numpy() for k, v in packer(texts).items()}
+        x = {k: v[: args.parity_rows] for k, v in packed.items()}
         expected = np.asarray(model.predict_on_batch(x))
         parity = {name: float(np.abs(exported.runtime_model.predict_on_batch(x) - expected).max()) for name, exported in served.items()}
         print("max |logit - Keras| on", len(expected), "texts:", json.dumps(parity))
 
+        graphs = {"keras": model.predict_on_batch, **{k: v.runtime_model.predict_on_batch for k, v in served.items()}}
         rows = []
         for name, predict in paths.items():
             results = predict(texts)
@@ -153,6 +175,7 @@ def main(argv=None):
                 "path": name,
                 "accuracy": round(_accuracy(results, heldout), 4),
                 "sentences_per_s": round(_speed(predict, texts, args.rounds, args.batch_size), 1),
+                "graph_sentences_per_s": round(_graph_speed(graphs[name], packed, args.rounds, args.batch_size), 1),
                 "latency_ms_1_sentence": round(_latency_ms(predict, texts[0], args.latency_calls), 2),
                 "file_bytes": sizes[name],
                 "max_abs_logit_diff_vs_keras": parity.get(name, 0.0),
@@ -160,11 +183,13 @@ def main(argv=None):
             rows.append(row)
             print(json.dumps(row), flush=True)
     base = rows[0]
-    print(f"\n{'path':12} {'accuracy':>8} {'sent/s':>9} {'x keras':>8} {'1-sent ms':>10} {'MiB':>7} {'max|dlogit|':>12}")
+    print(f"\n{'path':12} {'accuracy':>8} {'sent/s':>9} {'x keras':>8} {'graph/s':>9} {'x keras':>8} {'1-sent ms':>10} "
+          f"{'MiB':>7} {'max|dlogit|':>12}")
     for row in rows:
         print(
             f"{row['path']:12} {row['accuracy']:8.4f} {row['sentences_per_s']:9.1f} "
-            f"{row['sentences_per_s'] / base['sentences_per_s']:8.2f} {row['latency_ms_1_sentence']:10.2f} "
+            f"{row['sentences_per_s'] / base['sentences_per_s']:8.2f} {row['graph_sentences_per_s']:9.1f} "
+            f"{row['graph_sentences_per_s'] / base['graph_sentences_per_s']:8.2f} {row['latency_ms_1_sentence']:10.2f} "
             f"{row['file_bytes'] / 2**20:7.1f} {row['max_abs_logit_diff_vs_keras']:12.2e}"
         )
     report = {"backend": keras.backend.backend(), "cpus": os.cpu_count(), "heldout": len(heldout), "split": counts,

@@ -34,19 +34,22 @@ class ExportedModel:
         precision: ONNX exports with int8: "fp32" or "int8" (default: int8).
         tokenizer: ONNX / LiteRT: a tokenizer to use instead of the saved
             `tokenizer.json` (one already traced saves seconds per instance).
+        num_threads: ONNX / LiteRT: the runtime's intra-op threads (default its own).
 
     Raises:
         ValueError: when the directory is not a keras_bert SavedModel or
             cannot be loaded (e.g. a missing asset), naming the problem.
     """
 
-    def __init__(self, directory, precision=None, tokenizer=None):
+    def __init__(self, directory, precision=None, tokenizer=None, num_threads=None):
         self._pipeline = None
         if runtime_format(directory) is not None:
-            self._open_runtime(directory, precision, tokenizer)
+            self._open_runtime(directory, precision, tokenizer, num_threads)
             return
-        if precision is not None or tokenizer is not None:
-            raise ValueError(f"`precision` and `tokenizer` apply to ONNX / LiteRT exports; {directory} is a SavedModel.")
+        if precision is not None or tokenizer is not None or num_threads is not None:
+            raise ValueError(
+                f"`precision`, `tokenizer` and `num_threads` apply to ONNX / LiteRT exports; {directory} is a SavedModel."
+            )
         # defers TensorFlow: `import keras_bert.export` (and `keras-bert --help`) must not import it
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
@@ -64,7 +67,7 @@ class ExportedModel:
         self.text_inputs = self.metadata["signatures"]["serve_text"]
         self.label_names = self.metadata.get("label_names")
 
-    def _open_runtime(self, directory, precision, tokenizer):
+    def _open_runtime(self, directory, precision, tokenizer, num_threads):
         """An ONNX / LiteRT export: its graph (RuntimeModel) behind its task's Python pipeline."""
         import keras  # defers keras: a SavedModel is served without it
 
@@ -73,7 +76,7 @@ class ExportedModel:
         from keras_bert.tasks import get_task  # the registry names each task's pipeline (imported with it)
 
         self.directory = directory
-        self.runtime_model = RuntimeModel(directory, precision=precision)
+        self.runtime_model = RuntimeModel(directory, precision=precision, num_threads=num_threads)
         self.metadata = self.runtime_model.metadata
         self.task = self.metadata["task"]
         self.text_inputs = self.metadata["text_inputs"]
