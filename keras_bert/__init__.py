@@ -71,6 +71,8 @@ _LAZY = {
     "export_saved_model": "keras_bert.export.saved_model_export",
     "ExportedModel": "keras_bert.export.exported_model",
     "export_hub_encoder": "keras_bert.export.hub_export",
+    "export_onnx": "keras_bert.export.runtime_export",
+    "export_litert": "keras_bert.export.runtime_export",
     "convert": "keras_bert.jobs.convert",
 }
 
