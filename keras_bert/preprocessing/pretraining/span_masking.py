@@ -47,12 +47,15 @@ def choose_spans(word_starts, maskable, wanted, seed, length_probabilities, num_
     """Chooses spans of whole words per row until `wanted` tokens are chosen.
 
     Each round, every row that is not full draws a span length `l` (in
-    words) from `length_probabilities` and an anchor: a random word that is
-    maskable, not yet chosen and still fits the row's remaining budget. The
-    span is the anchor and the words after it, up to `l` words, stopping
-    before an unmaskable or already chosen word and before a word that would
-    overflow the budget. Each round takes at least one token from every row
-    that can still take one, so `num_slots` rounds (>= `wanted`) suffice.
+    words) from `length_probabilities` and places it whole: `l` consecutive
+    words, all maskable and not yet chosen, within the remaining budget,
+    starting at a random word among those where such a span fits. Where none
+    fits (near the end of the budget), the span starts at a random free word
+    that fits and takes the words after it up to `l`, stopping before an
+    unmaskable or chosen word and before the budget overflows. So the
+    lengths placed follow the distribution except for the span that ends a
+    row's budget. Each round takes at least one token from every row that
+    can still take one, so `num_slots` rounds (>= `wanted`) suffice.
 
     Args:
         word_starts: int32 `(batch, length)`, 1 where a word starts (and on
@@ -87,11 +90,21 @@ def choose_spans(word_starts, maskable, wanted, seed, length_probabilities, num_
         free = word_ok & ~taken
         eligible = free & (word_len <= remaining[:, None])
         has_room = tf.reduce_any(eligible, axis=1)
-        noise = tf.random.stateless_uniform(shape, round_seeds[0])
-        anchor = tf.argmax(tf.where(eligible, noise, -1.0), axis=1, output_type=tf.int32)
         span = tf.random.stateless_categorical(
             tf.tile(logits, [batch_size, 1]), 1, round_seeds[1], dtype=tf.int32
         )[:, 0] + 1
+        # Where `span` whole words from word w are all free and within budget: window sums by cumsum.
+        blocked_before = _exclusive_cumsum(tf.cast(~free, tf.int32))
+        tokens_before = _exclusive_cumsum(tf.where(free, word_len, 0))
+        end = tf.minimum(word_index + span[:, None], length)
+        window_blocked = tf.gather(blocked_before, end, batch_dims=1) - blocked_before[:, :-1]
+        window_tokens = tf.gather(tokens_before, end, batch_dims=1) - tokens_before[:, :-1]
+        whole = (
+            (word_index + span[:, None] <= length) & (window_blocked == 0) & (window_tokens <= remaining[:, None])
+        )
+        starts = tf.where(tf.reduce_any(whole, axis=1, keepdims=True), whole, eligible)
+        noise = tf.random.stateless_uniform(shape, round_seeds[0])
+        anchor = tf.argmax(tf.where(starts, noise, -1.0), axis=1, output_type=tf.int32)
         in_span = (word_index >= anchor[:, None]) & (word_index < (anchor + span)[:, None]) & has_room[:, None]
         # The span ends before its first word that is not free, and before the budget overflows.
         blocked = tf.cumsum(tf.cast(in_span & ~free, tf.int32), axis=1) > 0
@@ -110,3 +123,8 @@ def choose_spans(word_starts, maskable, wanted, seed, length_probabilities, num_
         (tf.constant(0), tf.zeros(shape, tf.bool), tf.zeros([batch_size], tf.int32), zeros, zeros),
     )
     return tf.gather(taken, word_id, batch_dims=1), drawn, placed
+
+
+def _exclusive_cumsum(values):
+    """int32 `(batch, length + 1)`: the sums of `values[:, :j]` for j = 0..length."""
+    return tf.concat([tf.zeros_like(values[:, :1]), tf.cumsum(values, axis=1)], axis=1)
