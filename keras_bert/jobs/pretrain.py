@@ -128,10 +128,8 @@ def pretrain(
         **data_options: `PretrainingDataConfig` fields, replacing those of
             `data`: `sequence_length`, `batch_size` (the global batch, split
             evenly across the data-parallel replicas of `strategy`),
-            `masking` ("token", "whole-word", "span" or "ngram", with
-            `span_p`, `max_span_length`, `max_ngram`), `sentence_task`
-            ("nsp", "sop", or "none": rows of full sentences and a
-            `BertPretrainer(sentence_head=False)`, MLM only), `mode` ("dynamic": masks
+            `masking` ("token", "whole-word", "span", "ngram"), `sentence_task`
+            ("nsp", "sop", "none"), `mode` ("dynamic": masks
             drawn anew every epoch; "static": TFRecords), `dupe_factor`,
             `document_boundary`, `line_format`, `pack_sequences` (pack up to
             `max_sequences_per_pack` short pairs into each row, training and
@@ -140,9 +138,7 @@ def pretrain(
             fine-tuning), `max_sequences_per_pack`, ...
 
     Returns:
-        dict with the final training and held-out metrics, the baselines, the
-        wall time, and `heldout`: the held-out accuracies named by objective
-        (`mlm_accuracy`, and `nsp_accuracy` or `sop_accuracy`).
+        dict: final and held-out metrics (`heldout`: named by objective), baselines, wall time.
     """
     started = time.time()
     checkpoint_every = _validate_steps(steps, checkpoint_every)
@@ -186,14 +182,7 @@ def pretrain(
         model, train, epochs=steps // checkpoint_every, steps_per_epoch=checkpoint_every, validation_data=validation
     )
     runner.save(model, tokenizer.get_vocabulary())
-    summary = {
-        "final_metrics": {k: values[-1] for k, values in history.items()},
-        "baselines": baselines,
-        "heldout": heldout_metrics({k: values[-1] for k, values in history.items()}, config.sentence_task),
-        "wall_seconds": round(time.time() - started, 1),
-        "steps": steps,
-        "resumed_from_step": runner.start_step,
-    }
+    summary = _summary(history, baselines, started, steps, runner.start_step, config.sentence_task)
     runner.write_json("config.json", {"backbone": model.backbone.get_config(), "job": job, **summary})
     runner.finish()
     if verbose and runner.chief:
@@ -279,6 +268,19 @@ def _datasets(corpus, eval_corpus, eval_batches, tokenizer, config, start_step, 
     validation = pretraining_dataset(eval_corpus, tokenizer, heldout, verbose=verbose)
     validation = prepare_dataset(validation.take(eval_batches).cache(), distributed)
     return train, validation, heldout_baselines(validation)
+
+
+def _summary(history, baselines, started, steps, start_step, sentence_task):
+    """What `pretrain` returns and config.json records: final and held-out metrics, baselines, wall time."""
+    final = {k: values[-1] for k, values in history.items()}
+    return {
+        "final_metrics": final,
+        "baselines": baselines,
+        "heldout": heldout_metrics(final, sentence_task),
+        "wall_seconds": round(time.time() - started, 1),
+        "steps": steps,
+        "resumed_from_step": start_step,
+    }
 
 
 def _report(summary, model_path):

@@ -2,7 +2,8 @@
 
 15% of the real tokens (never `[CLS]`/`[SEP]`/`[PAD]`), at most
 `max_predictions_per_seq`, are chosen — single tokens, whole words, or spans
-and n-grams of whole words (`span_masking`) — and replaced 80% by `[MASK]`, 10% by a random token and 10% left as they are.
+and n-grams of whole words (`span_masking`) — and replaced 80% by `[MASK]`,
+10% by a random token and 10% left as they are.
 
 Differences from google-research/bert, on purpose: the number of predictions
 is 15% of the real tokens, not of the sequence with its three special tokens;

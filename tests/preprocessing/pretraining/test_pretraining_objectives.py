@@ -27,7 +27,9 @@ def austen_pairs():
     """NSP pairs of length 128 from the first 8 chapters of Persuasion (238 rows), MiniLM vocabulary."""
     tok = tokenizer()
     documents, stats = pretraining.read_documents(str(AUSTEN / "persuasion.txt"))
-    token_docs, start_docs, _ = pretraining.tokenize_documents(documents[:8], tok, max_sentence_tokens=T - 3, stats=stats)
+    token_docs, start_docs, _ = pretraining.tokenize_documents(
+        documents[:8], tok, max_sentence_tokens=T - 3, stats=stats
+    )
     return pretraining.create_nsp_pairs(
         token_docs, T, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, word_starts=start_docs, seed=0
     )
@@ -195,7 +197,8 @@ def test_dataset_batches_of_the_objectives(options, tmp_path):
     text = (AUSTEN / "persuasion.txt").read_text(encoding="utf-8").splitlines()[200:600]
     (tmp_path / "train.txt").write_text("\n".join(text), encoding="utf-8")
     config = PretrainingDataConfig(sequence_length=32, batch_size=8, seed=3, output_dir=str(tmp_path / "records"))
-    x, y, weights = next(iter(pretraining.pretraining_dataset(str(tmp_path / "train.txt"), tok, config, verbose=0, **options)))
+    files = str(tmp_path / "train.txt")
+    x, y, weights = next(iter(pretraining.pretraining_dataset(files, tok, config, verbose=0, **options)))
     if options["sentence_task"] == "none":
         assert set(y) == set(weights) == {"mlm"} and "nsp_positions" not in x
         assert not x["segment_ids"].numpy().any()
@@ -203,5 +206,5 @@ def test_dataset_batches_of_the_objectives(options, tmp_path):
         assert set(y) == {"mlm", "nsp"} and y["nsp"].shape == (8, 3)
     assert ("sequence_ids" in x) == options.get("pack_sequences", False)
     assert x["mask_positions"].shape == (8, 5)
-    again = next(iter(pretraining.pretraining_dataset(str(tmp_path / "train.txt"), tok, config, verbose=0, **options)))
+    again = next(iter(pretraining.pretraining_dataset(files, tok, config, verbose=0, **options)))
     assert np.array_equal(x["token_ids"], again[0]["token_ids"])
