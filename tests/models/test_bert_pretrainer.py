@@ -158,7 +158,7 @@ def test_mixed_precision_pretraining_step(policy):
 def test_masked_lm_only_pretrainer(tmp_path):
     """`sentence_head=False` (RoBERTa's MLM only): no NSP head, input or output; `.keras` keeps it.
 
-    Its training runs in tests/jobs/test_pretraining_objectives.py (the `--sentence-task none` job).
+    Its training runs in tests/jobs/test_pretraining_objectives_job.py (the `--sentence-task none` job).
     """
     inputs, _, _ = pretraining_batch()
     model = BertPretrainer(tiny_backbone(vocabulary_size=VOCAB), sentence_head=False)
