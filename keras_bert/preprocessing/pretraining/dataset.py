@@ -68,6 +68,10 @@ def pretraining_dataset(files, tokenizer, config=None, *, verbose=1, return_stat
         lines, documents, empty and single-sentence documents, sentences,
         tokens and (static) examples.
 
+        With `sentence_task="none"` (MLM only) there is no `nsp`: `y` and
+        `sample_weight` are `{"mlm": ...}` and packed rows have no
+        `nsp_positions`. With `"sop"`, `nsp` holds the sentence-order labels.
+
         With `pack_sequences`, `x` also holds `"sequence_ids"` (1..k for the
         k-th pair of a row, 0 for padding) and `"position_ids"` (restarting
         at 0 for every pair), int32 (B, T), and `"nsp_positions"`, int32
