@@ -61,6 +61,7 @@ _LAZY = {
     "write_vocabulary": "keras_bert.preprocessing.vocabulary",
     "pretraining_dataset": "keras_bert.preprocessing.pretraining.dataset",
     "PretrainingDataConfig": "keras_bert.preprocessing.pretraining.config",
+    "pretrain_objective_options": "keras_bert.preprocessing.pretraining.config",
     "TextClassifierPipeline": "keras_bert.pipelines.text_classifier_pipeline",
     "TokenClassifierPipeline": "keras_bert.pipelines.token_classifier_pipeline",
     "QuestionAnswererPipeline": "keras_bert.pipelines.question_answerer_pipeline",

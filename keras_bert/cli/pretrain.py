@@ -12,7 +12,7 @@ from keras_bert.distribution import STRATEGIES
 from keras_bert.jobs.pretrain import pretrain
 from keras_bert.jobs.pretrain_budget import pretrain_within_budget
 
-HELP = "pretrain BERT (MLM + NSP) from text files"
+HELP = "pretrain BERT (MLM + NSP, SOP or MLM only) from text files"
 
 
 def add_pretrain_arguments(parser):
@@ -28,7 +28,23 @@ def add_pretrain_arguments(parser):
     parser.add_argument("--budget-minutes", type=float,
                         help="instead of --steps: as many steps as fit in N wall-clock minutes, found by a short "
                              "timed calibration run (counted in the budget)")
-    parser.add_argument("--masking", choices=["token", "whole-word"], default="token")
+    parser.add_argument(
+        "--masking",
+        choices=["token", "whole-word", "span", "ngram"],
+        default="token",
+        help="token; whole-word; span (SpanBERT: whole-word spans, geometric lengths); "
+        "ngram (1..--max-ngram whole words, weights 1/n)",
+    )
+    parser.add_argument("--span-p", type=float, default=0.2, help="--masking span: geometric p in (0, 1] (default 0.2)")
+    parser.add_argument("--max-span-length", type=int, default=10, help="--masking span: longest span in words")
+    parser.add_argument("--max-ngram", type=int, default=3, help="--masking ngram: longest n-gram in words")
+    parser.add_argument(
+        "--sentence-task",
+        choices=["nsp", "sop", "none"],
+        default="nsp",
+        help="nsp: next-sentence prediction (BERT); sop: sentence-order prediction (ALBERT); "
+        "none: MLM only over rows of full sentences (RoBERTa)",
+    )
     parser.add_argument("--mode", choices=["dynamic", "static"], default="dynamic", help="masks per epoch or TFRecords")
     parser.add_argument("--dupe-factor", type=int, default=5, help="static mode: passes over the corpus")
     parser.add_argument(
@@ -117,6 +133,10 @@ def run_pretrain(args):
         steps_per_execution=args.steps_per_execution,
         pack_sequences=args.pack_sequences,
         max_sequences_per_pack=args.max_sequences_per_pack,
+        sentence_task=args.sentence_task,
+        span_p=args.span_p,
+        max_span_length=args.max_span_length,
+        max_ngram=args.max_ngram,
     )
     print(summary)
     return 0

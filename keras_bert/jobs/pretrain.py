@@ -43,19 +43,34 @@ def heldout_baselines(dataset):
     """Trivial held-out accuracies: always the most frequent masked token; always the majority NSP label.
 
     NSP labels count by their weight, so the empty slots of packed rows (weight 0) count for nothing.
+    Without a sentence task (`sentence_task="none"`) there is no label baseline.
     """
     token_counts, label_counts = {}, {}
     for _, y, w in dataset.as_numpy_iterator():
         for token, weight in zip(y["mlm"].ravel(), w["mlm"].ravel()):
             if weight > 0:
                 token_counts[token] = token_counts.get(token, 0.0) + weight
-        for label, weight in zip(y["nsp"].ravel(), w["nsp"].ravel()):
+        for label, weight in zip(y["nsp"].ravel(), w["nsp"].ravel()) if "nsp" in y else ():
             if weight > 0:
                 label_counts[label] = label_counts.get(label, 0) + weight
-    return {
-        "val_mlm_accuracy_most_frequent_token": float(max(token_counts.values()) / sum(token_counts.values())),
-        "val_nsp_accuracy_majority_label": float(max(label_counts.values()) / sum(label_counts.values())),
-    }
+    baselines = {"val_mlm_accuracy_most_frequent_token": float(max(token_counts.values()) / sum(token_counts.values()))}
+    if label_counts:
+        baselines["val_nsp_accuracy_majority_label"] = float(max(label_counts.values()) / sum(label_counts.values()))
+    return baselines
+
+
+def heldout_metrics(final_metrics, sentence_task):
+    """The held-out accuracies under the objective's names: `mlm_accuracy`, and `nsp_accuracy` or `sop_accuracy`.
+
+    SOP trains the NSP head and label slot, so Keras logs it as `val_nsp_accuracy`;
+    a model with the MLM output alone (`sentence_task="none"`) has it logged
+    without the output's name, as `val_accuracy`.
+    """
+    if sentence_task == "none":
+        names = {"val_accuracy": "mlm_accuracy"}
+    else:
+        names = {"val_mlm_accuracy": "mlm_accuracy", "val_nsp_accuracy": f"{sentence_task}_accuracy"}
+    return {name: final_metrics[key] for key, name in names.items() if key in final_metrics}
 
 
 def pretrain(
@@ -68,7 +83,7 @@ def pretrain(
     tensorboard=True, verbose=1, callbacks=(),
     **data_options,
 ):
-    """Pretrains a BERT with MLM + NSP from text files.
+    """Pretrains a BERT with MLM + NSP (or SOP, or MLM alone: `sentence_task`) from text files.
 
     Args:
         corpus: text files (a path, glob, folder, or list of them).
@@ -113,7 +128,8 @@ def pretrain(
         **data_options: `PretrainingDataConfig` fields, replacing those of
             `data`: `sequence_length`, `batch_size` (the global batch, split
             evenly across the data-parallel replicas of `strategy`),
-            `masking` ("token" or "whole-word"), `mode` ("dynamic": masks
+            `masking` ("token", "whole-word", "span", "ngram"), `sentence_task`
+            ("nsp", "sop", "none"), `mode` ("dynamic": masks
             drawn anew every epoch; "static": TFRecords), `dupe_factor`,
             `document_boundary`, `line_format`, `pack_sequences` (pack up to
             `max_sequences_per_pack` short pairs into each row, training and
@@ -122,7 +138,7 @@ def pretrain(
             fine-tuning), `max_sequences_per_pack`, ...
 
     Returns:
-        dict with the final training and held-out metrics, the baselines, and the wall time.
+        dict: final and held-out metrics (`heldout`: named by objective), baselines, wall time.
     """
     started = time.time()
     checkpoint_every = _validate_steps(steps, checkpoint_every)
@@ -166,13 +182,7 @@ def pretrain(
         model, train, epochs=steps // checkpoint_every, steps_per_epoch=checkpoint_every, validation_data=validation
     )
     runner.save(model, tokenizer.get_vocabulary())
-    summary = {
-        "final_metrics": {k: values[-1] for k, values in history.items()},
-        "baselines": baselines,
-        "wall_seconds": round(time.time() - started, 1),
-        "steps": steps,
-        "resumed_from_step": runner.start_step,
-    }
+    summary = _summary(history, baselines, started, steps, runner.start_step, config.sentence_task)
     runner.write_json("config.json", {"backbone": model.backbone.get_config(), "job": job, **summary})
     runner.finish()
     if verbose and runner.chief:
@@ -238,7 +248,7 @@ def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, 
         dtype=dtype,
         packed_inputs=config.pack_sequences,
     )
-    model = BertPretrainer(backbone)
+    model = BertPretrainer(backbone, sentence_head=config.sentence_task != "none")
     model.compile(optimizer=optimizer, steps_per_execution=steps_per_execution)
     return model
 
@@ -260,12 +270,31 @@ def _datasets(corpus, eval_corpus, eval_batches, tokenizer, config, start_step, 
     return train, validation, heldout_baselines(validation)
 
 
+def _summary(history, baselines, started, steps, start_step, sentence_task):
+    """What `pretrain` returns and config.json records: final and held-out metrics, baselines, wall time."""
+    final = {k: values[-1] for k, values in history.items()}
+    return {
+        "final_metrics": final,
+        "baselines": baselines,
+        "heldout": heldout_metrics(final, sentence_task),
+        "wall_seconds": round(time.time() - started, 1),
+        "steps": steps,
+        "resumed_from_step": start_step,
+    }
+
+
 def _report(summary, model_path):
-    final, baselines = summary["final_metrics"], summary["baselines"]
+    heldout, baselines = summary["heldout"], summary["baselines"]
     print(f"Saved {model_path} after {summary['wall_seconds']} s")
-    if "val_mlm_accuracy" in final:
-        print(
-            f"held-out MLM accuracy {final['val_mlm_accuracy']:.3f} (most-frequent-token baseline "
-            f"{baselines['val_mlm_accuracy_most_frequent_token']:.3f}); held-out NSP accuracy "
-            f"{final['val_nsp_accuracy']:.3f} (majority-label baseline {baselines['val_nsp_accuracy_majority_label']:.3f})"
+    if "mlm_accuracy" in heldout:
+        line = (
+            f"held-out MLM accuracy {heldout['mlm_accuracy']:.3f} (most-frequent-token baseline "
+            f"{baselines['val_mlm_accuracy_most_frequent_token']:.3f})"
         )
+        for name, value in heldout.items():
+            if name != "mlm_accuracy":  # nsp_accuracy or sop_accuracy
+                line += (
+                    f"; held-out {name.split('_')[0].upper()} accuracy {value:.3f} "
+                    f"(majority-label baseline {baselines['val_nsp_accuracy_majority_label']:.3f})"
+                )
+        print(line)
