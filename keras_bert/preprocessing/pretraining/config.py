@@ -74,6 +74,15 @@ class PretrainingDataConfig:
         shuffle: shuffle examples every epoch (seeded).
         drop_remainder: drop the last smaller batch (fixed shapes for XLA and distribution).
         seed: int or str; the same seed gives the same batches.
+    Streaming (`streaming.StreamedPairBatches`, for corpora larger than memory):
+        streaming: read the files through `tf.data` a bounded buffer at a
+            time instead of holding the tokenized corpus (see the README).
+        stream_cycle_length: files read at once, their documents interleaved.
+        stream_buffer_sentences: sentences tokenized per tokenizer call.
+        stream_window_documents: the recent documents a random B is drawn from.
+        stream_shuffle_buffer: pairs (packed: rows) shuffled together.
+        num_workers, worker_index: this process's share of the corpus in a
+            multi-worker run (streaming only; see `streaming.worker_share`).
 
     A bad value raises `ValueError` naming the field and the value received.
     """
@@ -99,6 +108,13 @@ class PretrainingDataConfig:
     max_line_chars: int = 20_000
     pack_sequences: bool = False
     max_sequences_per_pack: int = 3
+    streaming: bool = False
+    stream_cycle_length: int = 4
+    stream_buffer_sentences: int = 4096
+    stream_window_documents: int = 128
+    stream_shuffle_buffer: int = 10_000
+    num_workers: int = 1
+    worker_index: int = 0
 
     def __post_init__(self):
         check_sequence_length(self.sequence_length)
@@ -119,6 +135,23 @@ class PretrainingDataConfig:
         if not isinstance(self.pack_sequences, bool):
             raise ValueError(f"`pack_sequences` must be True or False; received {self.pack_sequences!r}")
         check_positive_int("max_sequences_per_pack", self.max_sequences_per_pack)
+        self._check_streaming()
+
+    def _check_streaming(self):
+        if not isinstance(self.streaming, bool):
+            raise ValueError(f"`streaming` must be True or False; received {self.streaming!r}")
+        for name in ("stream_cycle_length", "stream_buffer_sentences", "stream_window_documents",
+                     "stream_shuffle_buffer", "num_workers"):
+            check_positive_int(name, getattr(self, name))
+        if not isinstance(self.worker_index, int) or not 0 <= self.worker_index < self.num_workers:
+            raise ValueError(
+                f"`worker_index` must be in [0, num_workers {self.num_workers}); received {self.worker_index!r}"
+            )
+        if self.num_workers > 1 and not self.streaming:
+            raise ValueError(
+                f"`num_workers` {self.num_workers} needs `streaming=True`: the in-memory path gives every "
+                "worker the whole corpus (its batches are sharded by the distribution strategy)"
+            )
 
     @property
     def num_predictions(self):
