@@ -136,7 +136,8 @@ class StreamedPairBatches:
         config = self.config
         order = np.arange(len(self.files))
         if config.shuffle:
-            order = np.random.default_rng([int_seed(self.seed), epoch]).permutation(len(self.files))
+            # The run's seed, not the worker's: sharing documents needs every worker's stream in one order.
+            order = np.random.default_rng([int_seed(config.seed), epoch]).permutation(len(self.files))
         paths = tf.data.Dataset.from_tensor_slices([self.files[k] for k in order])
         signature = tf.TensorSpec([None], tf.string)
 
