@@ -119,9 +119,7 @@ def pretrain(
             `max_sequences_per_pack` short pairs into each row, training and
             held-out data alike; the backbone is then built with
             `packed_inputs=True` and its weights load unpacked for
-            fine-tuning), `max_sequences_per_pack`, `streaming` (read the
-            corpus a bounded buffer at a time; in a TensorFlow multi-worker
-            run each worker streams its own share), ...
+            fine-tuning), `max_sequences_per_pack`, `streaming` (see README), ...
 
     Returns:
         dict with the final training and held-out metrics, the baselines, and the wall time.
