@@ -104,7 +104,8 @@ def child(path, streaming, max_seconds, bytes_per_line):
         "path": "streaming" if streaming else "in-memory", "files": len(files), "batches": batches,
         "complete_epoch": not (max_seconds and seconds > max_seconds), "mib_read": round(read_mb, 1),
         "tokens": stats["tokens"], "seconds": round(seconds, 1), "build_seconds": round(built - started, 1),
-        "mib_per_s": round(read_mb / seconds, 2), "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "mib_per_s": round(read_mb / seconds, 2),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "max_sampled_rss_mib": round(max(samples, default=_rss_mb())), "rss_trace": trace,
         "cpu_seconds": round(sum(os.times()[:2]), 1),
     }), flush=True)
