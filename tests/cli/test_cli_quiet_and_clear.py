@@ -43,7 +43,7 @@ def _command(*args, **env_changes):
     return subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
 
 
-@pytest.mark.only_backend("tensorflow", reason="TensorFlow's notices are printed when it loads, on every backend")
+@pytest.mark.only_backend("tensorflow", reason="TensorFlow prints its notices when it loads: under KERAS_BACKEND=tensorflow `import keras_bert` loads it")
 def test_the_command_prints_no_tensorflow_startup_notices():
     quiet = _command("--version")
     assert quiet.returncode == 0 and quiet.stdout.strip().startswith("keras-bert ")
@@ -53,7 +53,7 @@ def test_the_command_prints_no_tensorflow_startup_notices():
     assert any(startup.is_startup_noise(line) for line in loud.stderr.splitlines()), loud.stderr
 
 
-@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+@pytest.mark.only_backend("torch", reason=PLUMBING)
 def test_python_dash_m_is_quiet_too():
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     done = subprocess.run([sys.executable, "-m", "keras_bert", "--version"], capture_output=True, text=True,
@@ -61,7 +61,7 @@ def test_python_dash_m_is_quiet_too():
     assert done.returncode == 0 and done.stderr == ""
 
 
-@pytest.mark.only_backend("tensorflow", reason="TensorFlow's notices are printed when it loads, on every backend")
+@pytest.mark.only_backend("tensorflow", reason="TensorFlow prints its notices when it loads: under KERAS_BACKEND=tensorflow `import keras_bert` loads it")
 def test_a_python_program_opts_in_with_an_environment_variable():
     script = "import os; os.environ['KERAS_BERT_QUIET_TF'] = '1'; import keras_bert"
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
@@ -73,7 +73,7 @@ def test_a_python_program_opts_in_with_an_environment_variable():
     assert any(startup.is_startup_noise(line) for line in plain.stderr.splitlines()), plain.stderr
 
 
-@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+@pytest.mark.only_backend("torch", reason=PLUMBING)
 def test_startup_notices_are_recognised_and_nothing_else():
     assert all(startup.is_startup_noise(line) for line in TENSORFLOW_STARTUP_LINES)
     for line in [
@@ -85,7 +85,7 @@ def test_startup_notices_are_recognised_and_nothing_else():
         assert not startup.is_startup_noise(line), line
 
 
-@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+@pytest.mark.only_backend("torch", reason=PLUMBING)
 def test_the_filter_passes_every_other_line_through(capfd):
     with startup.filtered_stderr():
         os.write(2, ("\n".join(TENSORFLOW_STARTUP_LINES[:3]) + "\n").encode())
@@ -94,7 +94,7 @@ def test_the_filter_passes_every_other_line_through(capfd):
     assert capfd.readouterr().err == "a real problem\n"
 
 
-@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+@pytest.mark.only_backend("torch", reason=PLUMBING)
 def test_only_the_command_line_is_filtered():
     assert startup.running_as_command_line(["/venv/bin/keras-bert", "--version"], [])
     assert startup.running_as_command_line(["-m"], ["python", "-m", "keras_bert", "predict"])
@@ -112,7 +112,7 @@ def _pretraining_run_folder(folder, lowercase):
     return folder
 
 
-@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+@pytest.mark.only_backend("torch", reason=PLUMBING)
 @pytest.mark.parametrize("name", ["folder", "model.keras"])
 def test_convert_takes_a_pretraining_run_folder_with_its_vocabulary_and_casing(tmp_path, capsys, name):
     run = _pretraining_run_folder(tmp_path / "runs" / "cased", lowercase=False)
@@ -124,7 +124,7 @@ def test_convert_takes_a_pretraining_run_folder_with_its_vocabulary_and_casing(t
     assert json.loads((destination / "tokenizer_config.json").read_text())["do_lower_case"] is False
 
 
-@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+@pytest.mark.only_backend("torch", reason=PLUMBING)
 def test_convert_points_at_a_checkpoint_one_folder_down(tmp_path, capsys):
     package = tmp_path / "some_checkpoint_package"
     _pretraining_run_folder(package / "model", lowercase=True)

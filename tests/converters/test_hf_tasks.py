@@ -185,7 +185,7 @@ def movie_reviews(shared_data, start, count):
     return [(text.strip(), "positive" if float(rating) > 0 else "negative") for _, rating, text in rows]
 
 
-@pytest.mark.only_backend("tensorflow", reason="one 22M-parameter fine-tune is enough: the export itself is "
+@pytest.mark.only_backend("torch", reason="one 22M-parameter fine-tune is enough: the export itself is "
                                                "checked on every backend with the tiny models above")
 def test_fine_tuned_minilm_exports_to_transformers(minilm_path, shared_data, tmp_path):
     from keras_bert.jobs.finetune import finetune  # imports TensorFlow (the data pipeline)

@@ -64,7 +64,7 @@ def test_mlm_only_full_sentences_with_span_masking_packed(corpus, tmp_path, caps
     run_saving_test(model, packed_batch(0), tmp_path)
 
 
-@pytest.mark.only_backend("tensorflow", reason="SOP and n-gram masking change only tf.data batches of the NSP model")
+@pytest.mark.only_backend("torch", reason="SOP and n-gram masking change only tf.data batches of the NSP model")
 def test_ngram_masking_with_sentence_order_packed_static(corpus, tmp_path, capsys):
     out = tmp_path / "run"
     status = main(argv(corpus, out, "--masking", "ngram", "--max-ngram", "2", "--sentence-task", "sop",
@@ -82,7 +82,7 @@ def test_ngram_masking_with_sentence_order_packed_static(corpus, tmp_path, capsy
     run_saving_test(model, packed_batch(3), tmp_path)
 
 
-@pytest.mark.only_backend("tensorflow", reason="argument checks before any training; backend-independent")
+@pytest.mark.only_backend("torch", reason="argument checks before any training; backend-independent")
 @pytest.mark.parametrize("flag, value", [("--span-p", "0"), ("--max-span-length", "0"), ("--max-ngram", "-1")])
 def test_bad_objective_options_name_the_value_and_write_nothing(corpus, tmp_path, capsys, flag, value):
     status = main(argv(corpus, tmp_path / "run", "--masking", "span", flag, value))
