@@ -6,7 +6,8 @@ Everything here composes public pieces: `BertTokenizer`, `pretraining_dataset`
 resumes, checkpoints and saves every job.
 
 Output folder layout:
-    model.keras          the final BertPretrainer (its `.backbone` is the encoder)
+    model.keras          the final BertPretrainer (its `.backbone` is the encoder), or with
+                         `objective="electra"` the ElectraPretrainer (its `.backbone` is the discriminator)
     vocab.txt            the vocabulary the model was trained with
     config.json          backbone config, job arguments, final metrics
     history.csv          per-epoch (= per-checkpoint) training and held-out metrics
@@ -16,6 +17,7 @@ Output folder layout:
 
 import os
 import time
+import zlib
 
 import keras
 
@@ -24,13 +26,19 @@ from keras_bert.jobs.progress import CheckpointIntervalProgbar
 from keras_bert.jobs.runner import JobRunner
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
+from keras_bert.models.bert_sizes import BERT_SIZES
+from keras_bert.models.electra_backbone import ElectraBackbone
+from keras_bert.models.electra_pretrainer import ElectraPretrainer
 from keras_bert.optimizers import create_optimizer
 
 # Job arguments a resumed run must share with its checkpoint (besides every
 # data option but where static TFRecords go): anything else would silently
 # continue a different training.
 _RESUME_KEYS = ("corpus", "size", "steps", "optimizer", "learning_rate", "weight_decay", "warmup_steps",
-                "gradient_accumulation_steps", "checkpoint_every", "lowercase", "dropout", "dtype")
+                "gradient_accumulation_steps", "checkpoint_every", "lowercase", "dropout", "dtype",
+                "objective", "generator_size", "rtd_weight")
+# The pretraining objectives: BERT's masked LM (+ sentence task) or ELECTRA's replaced-token detection.
+OBJECTIVES = ("bert", "electra")
 
 
 def default_checkpoint_every(steps):
@@ -66,6 +74,7 @@ def pretrain(
     checkpoint_every=None, resume=False, overwrite=False, eval_corpus=None, eval_batches=20,
     strategy=None, mesh_shape=None, tpu=None, steps_per_execution=1,
     tensorboard=True, verbose=1, callbacks=(),
+    objective="bert", generator_size=0.25, rtd_weight=50.0,
     **data_options,
 ):
     """Pretrains a BERT with MLM + NSP from text files.
@@ -110,6 +119,14 @@ def pretrain(
         tensorboard: write TensorBoard logs.
         verbose: 1 for progress bars and summaries, 0 for silence.
         callbacks: extra Keras callbacks.
+        objective: "bert" (a `BertPretrainer`: masked LM and the sentence
+            task) or "electra" (an `ElectraPretrainer` on an `ElectraBackbone`
+            of `size`: a generator `generator_size` as wide fills the masked
+            positions with samples and the discriminator, the model to
+            fine-tune, learns to tell replaced tokens, with the RTD loss
+            weighted `rtd_weight`; the batches are the same, the sentence
+            labels unused; not with `pack_sequences`).
+        generator_size, rtd_weight: "electra" only, see `ElectraPretrainer`.
         **data_options: `PretrainingDataConfig` fields, replacing those of
             `data`: `sequence_length`, `batch_size` (the global batch, split
             evenly across the data-parallel replicas of `strategy`),
@@ -122,12 +139,14 @@ def pretrain(
             fine-tuning), `max_sequences_per_pack`, ...
 
     Returns:
-        dict with the final training and held-out metrics, the baselines, and the wall time.
+        dict with the final training and held-out metrics, the baselines, and the wall time
+        ("electra": also `heldout`, the held-out generator MLM and RTD accuracies).
     """
     started = time.time()
     checkpoint_every = _validate_steps(steps, checkpoint_every)
     warmup_steps = int(0.1 * steps) if warmup_steps is None else warmup_steps
     config = _data_config(data, data_options, seed)
+    electra = _check_objective(objective, size, config)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures
     # the runtime for the cluster when it is created.
     distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
@@ -143,6 +162,8 @@ def pretrain(
         strategy=strategy if strategy is None or isinstance(strategy, str) else type(strategy).__name__,
         mesh_shape=list(mesh_shape) if mesh_shape else None, data_parallel_size=replicas,
         **_recorded_data_options(config),
+        objective=objective,
+        **({"generator_size": generator_size, "rtd_weight": rtd_weight} if electra else {}),
     )
     data_keys = tuple(k for k in _recorded_data_options(config) if k != "tfrecords_dir")
     runner = JobRunner(
@@ -153,10 +174,12 @@ def pretrain(
 
     keras.utils.set_random_seed(config.seed)
     tokenizer = _tokenizer(vocabulary, lowercase)
+    build = _build_electra_pretrainer if electra else _build_pretrainer
     model = runner.build_or_resume(
-        lambda: _build_pretrainer(
+        lambda: build(
             size, tokenizer.vocabulary_size(), config, dropout, dtype,
             create_optimizer(optimizer, total_steps=steps, **updates), steps_per_execution,
+            **({"generator_size": generator_size, "rtd_weight": rtd_weight} if electra else {}),
         )
     )
     train, validation, baselines = _datasets(
@@ -173,6 +196,8 @@ def pretrain(
         "steps": steps,
         "resumed_from_step": runner.start_step,
     }
+    if electra:
+        summary["heldout"] = electra_heldout_metrics(summary["final_metrics"])
     runner.write_json("config.json", {"backbone": model.backbone.get_config(), "job": job, **summary})
     runner.finish()
     if verbose and runner.chief:
@@ -228,6 +253,48 @@ def _tokenizer(vocabulary, lowercase):
     return BertTokenizer(vocabulary, lowercase=lowercase)
 
 
+def _check_objective(objective, size, config):
+    """True for "electra", False for "bert", after checking what ELECTRA cannot do."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"`objective` must be one of {list(OBJECTIVES)}. Received: objective={objective!r}")
+    if objective == "electra" and config.pack_sequences:
+        raise ValueError(
+            "objective='electra' takes one example per row: ElectraBackbone has no packed inputs. "
+            "Received: pack_sequences=True"
+        )
+    if objective == "electra" and size not in BERT_SIZES:
+        raise ValueError(f"`size` must be one of {list(BERT_SIZES)}. Received: size={size!r}")
+    return objective == "electra"
+
+
+def electra_heldout_metrics(final_metrics):
+    """The held-out accuracies of an ELECTRA run: the generator's MLM, replaced-token detection (all and replaced tokens)."""
+    names = {
+        "val_generator_accuracy": "generator_mlm_accuracy",
+        "val_rtd_accuracy": "rtd_accuracy",
+        "val_rtd_replaced_accuracy": "rtd_replaced_accuracy",
+    }
+    return {name: final_metrics[key] for key, name in names.items() if key in final_metrics}
+
+
+def _build_electra_pretrainer(
+    size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, generator_size, rtd_weight
+):
+    """A new, compiled `ElectraPretrainer` whose discriminator is an `ElectraBackbone` of the BERT `size`."""
+    backbone = ElectraBackbone(
+        vocabulary_size=vocabulary_size,
+        max_sequence_length=max(512, config.sequence_length),
+        dropout=dropout,
+        dtype=dtype,
+        **BERT_SIZES[size],
+    )
+    # The replacements' sampling is seeded from the data seed (an int or a str; Keras' seeds are ints).
+    seed = config.seed if isinstance(config.seed, int) else zlib.crc32(str(config.seed).encode())
+    model = ElectraPretrainer(backbone, generator_size=generator_size, rtd_weight=rtd_weight, seed=seed % 2**31)
+    model.compile(optimizer=optimizer, steps_per_execution=steps_per_execution)
+    return model
+
+
 def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution):
     """A new, compiled `BertPretrainer` of `size` for batches shaped by `config`."""
     backbone = BertBackbone.from_size(
@@ -263,6 +330,14 @@ def _datasets(corpus, eval_corpus, eval_batches, tokenizer, config, start_step, 
 def _report(summary, model_path):
     final, baselines = summary["final_metrics"], summary["baselines"]
     print(f"Saved {model_path} after {summary['wall_seconds']} s")
+    heldout = summary.get("heldout", {})
+    if "rtd_accuracy" in heldout:  # objective="electra"
+        print(
+            f"held-out generator MLM accuracy {heldout['generator_mlm_accuracy']:.3f} (most-frequent-token baseline "
+            f"{baselines['val_mlm_accuracy_most_frequent_token']:.3f}); held-out RTD accuracy "
+            f"{heldout['rtd_accuracy']:.3f}, on replaced tokens {heldout['rtd_replaced_accuracy']:.3f}"
+        )
+        return
     if "val_mlm_accuracy" in final:
         print(
             f"held-out MLM accuracy {final['val_mlm_accuracy']:.3f} (most-frequent-token baseline "

@@ -1,5 +1,7 @@
 """ElectraPretrainer: ELECTRA's replaced-token-detection pretraining, a small generator and the discriminator."""
 
+import warnings
+
 import keras
 from keras import ops
 
@@ -162,6 +164,41 @@ class ElectraPretrainer(keras.Model):
         self.rtd_replaced_accuracy = keras.metrics.Mean(name="rtd_replaced_accuracy")
         # Every variable exists already (the two halves are built functional models).
         self.built = True
+
+    @classmethod
+    def from_pretrained(cls, discriminator, generator, rtd_weight=50.0, seed=None, **backbone_kwargs):
+        """The pretrainer on a pretrained discriminator and generator (to continue pretraining).
+
+        Args:
+            discriminator: a checkpoint `ElectraDiscriminator.from_pretrained`
+                reads (a Hugging Face `ElectraForPreTraining` folder, ...).
+            generator: one `ElectraGenerator.from_pretrained` reads (`ElectraForMaskedLM`),
+                with the discriminator's vocabulary, positions, segments and `embedding_dim`.
+            rtd_weight, seed: as the constructor's.
+            **backbone_kwargs: arguments that keep the weights' shapes (`dropout`, `dtype`).
+
+        Returns:
+            An `ElectraPretrainer` whose halves hold the two checkpoints'
+            weights. The embeddings are shared: the discriminator's are kept
+            (a warning says so when the generator's differ).
+        """
+        loaded_discriminator = ElectraDiscriminator.from_pretrained(discriminator, **backbone_kwargs)
+        loaded_generator = ElectraGenerator.from_pretrained(generator, **backbone_kwargs)
+        sizes = {k: getattr(loaded_generator.backbone, k) for k in GENERATOR_SIZE_KEYS}
+        model = cls(loaded_discriminator.backbone, generator_size=sizes, rtd_weight=rtd_weight, seed=seed)
+        # The generator first: its copy of the shared embeddings is then overwritten by the discriminator's.
+        model.generator.set_weights(loaded_generator.get_weights())
+        model.discriminator.set_weights(loaded_discriminator.get_weights())
+        theirs = loaded_generator.backbone.embeddings.get_weights()
+        ours = model.backbone.embeddings.get_weights()
+        difference = max(float(abs(a - b).max()) for a, b in zip(theirs, ours))
+        if difference > 0:
+            warnings.warn(
+                f"{generator}: the generator's embeddings differ from the discriminator's (by up to {difference:.3g}); "
+                "the pretrainer shares one copy and keeps the discriminator's.",
+                stacklevel=2,
+            )
+        return model
 
     @property
     def backbone(self):

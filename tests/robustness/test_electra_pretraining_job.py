@@ -1,0 +1,84 @@
+"""`keras-bert pretrain --objective electra`: the run folder, its held-out summary, fine-tuning from it, and a SIGKILLed run resumed.
+
+One uninterrupted run (module fixture, through the CLI) serves every test:
+its record and summary, `finetune --init <run folder>` picking the
+discriminator, and the reference weights for the run killed at a seeded
+random step (the child script and helpers of test_interrupted_training.py).
+"""
+
+import json
+import random
+
+import keras
+import numpy as np
+import pytest
+
+from keras_bert import ElectraBackbone, ElectraPretrainer
+from keras_bert.jobs.checkpointing import STATE_FILE
+from keras_bert.jobs.initial_backbone import load_init
+from robustness_helpers import AUSTEN, FIXTURE_VOCAB, assert_resumed_equal, max_weight_delta, run_child, run_cli
+from test_interrupted_training import CHILD, KILL_SEED
+
+STEPS, EVERY = 4, 2
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("electra_corpus")
+    lines = (AUSTEN / "persuasion.txt").read_text(encoding="utf-8").splitlines()
+    (folder / "train.txt").write_text("\n".join(lines[200:500]), encoding="utf-8")
+    (folder / "heldout.txt").write_text("\n".join(lines[600:700]), encoding="utf-8")
+    return folder
+
+
+def electra_argv(corpus, out):
+    return [
+        "pretrain", "--objective", "electra", "--generator-size", "0.5", "--corpus", corpus / "train.txt",
+        "--eval-corpus", corpus / "heldout.txt", "--eval-batches", "2", "--vocab", FIXTURE_VOCAB, "--size", "tiny",
+        "--sequence-length", "32", "--batch-size", "8", "--steps", STEPS, "--checkpoint-every", EVERY,
+        "--learning-rate", "1e-3", "--seed", "3", "--no-tensorboard", "--out", out,
+    ]
+
+
+@pytest.fixture(scope="module")
+def straight(corpus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("straight_electra")
+    status, stdout, err = run_cli(electra_argv(corpus, out))
+    assert status == 0, err
+    return out, stdout
+
+
+def test_run_records_electra_reports_heldout_accuracies_and_finetunes_from_the_discriminator(straight):
+    out, stdout = straight
+    assert "held-out generator MLM accuracy" in stdout and "held-out RTD accuracy" in stdout
+    record = json.loads((out / "config.json").read_text())
+    assert record["job"]["objective"] == "electra" and record["job"]["generator_size"] == 0.5
+    assert record["backbone"]["hidden_dim"] == 128  # the discriminator's, the "tiny" size
+    heldout = record["heldout"]
+    assert set(heldout) == {"generator_mlm_accuracy", "rtd_accuracy", "rtd_replaced_accuracy"}
+    assert all(0.0 <= value <= 1.0 for value in heldout.values()), heldout
+    assert heldout["rtd_accuracy"] == record["final_metrics"]["val_rtd_accuracy"]
+
+    pretrainer = keras.saving.load_model(str(out / "model.keras"))
+    assert isinstance(pretrainer, ElectraPretrainer) and pretrainer.generator_backbone.hidden_dim == 64
+    # `finetune --init <run folder>` starts from the discriminator, also when it rebuilds it with another dropout.
+    for dropout in (0.1, 0.2):
+        backbone, tokenizer, _ = load_init(str(out), dropout=dropout)
+        assert type(backbone) is ElectraBackbone and backbone.dropout == dropout
+        assert tokenizer.vocabulary_size() == backbone.vocabulary_size
+        for ours, theirs in zip(backbone.weights, pretrainer.backbone.weights):
+            np.testing.assert_array_equal(keras.ops.convert_to_numpy(ours), keras.ops.convert_to_numpy(theirs))
+
+
+def test_electra_run_killed_at_a_random_step_resumes_to_the_same_weights(corpus, straight, tmp_path):
+    kill_step = random.Random(KILL_SEED).randint(EVERY + 1, STEPS)
+    child = run_child(CHILD, "step", kill_step, *electra_argv(corpus, tmp_path))
+    assert child.returncode == -9, child.stderr[-2000:]
+    state = json.loads((tmp_path / "checkpoints" / STATE_FILE).read_text())
+    assert state["step"] == (kill_step - 1) // EVERY * EVERY  # killed before that epoch's checkpoint
+
+    status, stdout, err = run_cli([*electra_argv(corpus, tmp_path), "--resume"])
+    assert status == 0, err
+    assert f"resumed_from_step': {state['step']}" in stdout
+    delta = max_weight_delta(straight[0] / "model.keras", tmp_path / "model.keras")
+    assert_resumed_equal(delta, f"electra pretrain killed at step {kill_step}")
