@@ -114,7 +114,9 @@ class ElectraPretrainer(keras.Model):
         generator_size: the generator's size, a fraction of the
             discriminator's (default 1/4) or a dict of sizes (see `generator_sizes`).
         rtd_weight: float >= 0, lambda, the weight of the RTD loss (ELECTRA: 50).
-        seed: int or None, seeds the sampling of replacements.
+        seed: int or None, seeds the sampling of replacements in training;
+            in inference (`training=False`: evaluation, `predict`) they are
+            drawn with this fixed seed (0 for None), the same for the same logits.
 
     Examples:
     ```python
@@ -225,7 +227,10 @@ class ElectraPretrainer(keras.Model):
         generator_logits = self.generator(
             {name: inputs[name] for name in self.input_names}, training=training
         )  # (batch, P, vocab), float32
-        sampled = self.sample_replacements(generator_logits)  # (batch, P)
+        # Training draws from the seed generator; inference (evaluation, predict) from a fixed seed, so
+        # held-out metrics are reproducible and evaluating does not change the training run's draws.
+        seed = self.seed_generator if training else (self.seed if self.seed is not None else 0)
+        sampled = self.sample_replacements(generator_logits, seed)  # (batch, P)
         slots = _slot_matrix(inputs["mask_positions"], ops.shape(token_ids)[1])  # (batch, P, seq)
         at_masked = ops.max(slots, axis=1)  # (batch, seq): 1 where a sample goes
         placed = ops.sum(slots * ops.expand_dims(sampled, -1), axis=1)  # (batch, seq): each sample at its position
@@ -240,12 +245,16 @@ class ElectraPretrainer(keras.Model):
             "discriminator_logits": discriminator_logits,
         }
 
-    def sample_replacements(self, generator_logits):
-        """One token per slot from `softmax(generator_logits)`: int32 `(batch, P)`, no gradient."""
+    def sample_replacements(self, generator_logits, seed=None):
+        """One token per slot from `softmax(generator_logits)`: int32 `(batch, P)`, no gradient.
+
+        `seed`: a `keras.random.SeedGenerator` or an int (default: the model's seed generator).
+        """
+        seed = self.seed_generator if seed is None else seed
         logits = ops.stop_gradient(ops.cast(generator_logits, "float32"))
         batch, slots = ops.shape(logits)[0], ops.shape(logits)[1]
         flat = ops.reshape(logits, (-1, ops.shape(logits)[-1]))  # (batch * P, vocab)
-        sampled = keras.random.categorical(flat, 1, seed=self.seed_generator, dtype="int32")  # (batch * P, 1)
+        sampled = keras.random.categorical(flat, 1, seed=seed, dtype="int32")  # (batch * P, 1)
         return ops.reshape(sampled, (batch, slots))
 
     # --- losses and metrics

@@ -1,6 +1,6 @@
 """`keras-bert pretrain --objective electra`: the run folder, its held-out summary, fine-tuning from it, and a SIGKILLed run resumed.
 
-One uninterrupted run (module fixture, through the CLI) serves every test:
+One uninterrupted run with held-out evaluation (module fixture, through the CLI) serves every test:
 its record and summary, `finetune --init <run folder>` picking the
 discriminator, and the reference weights for the run killed at a seeded
 random step (the child script and helpers of test_interrupted_training.py).
@@ -34,16 +34,19 @@ def corpus(tmp_path_factory):
 def electra_argv(corpus, out):
     return [
         "pretrain", "--objective", "electra", "--generator-size", "0.5", "--corpus", corpus / "train.txt",
-        "--eval-corpus", corpus / "heldout.txt", "--eval-batches", "2", "--vocab", FIXTURE_VOCAB, "--size", "tiny",
-        "--sequence-length", "32", "--batch-size", "8", "--steps", STEPS, "--checkpoint-every", EVERY,
-        "--learning-rate", "1e-3", "--seed", "3", "--no-tensorboard", "--out", out,
+        "--vocab", FIXTURE_VOCAB, "--size", "tiny", "--sequence-length", "32", "--batch-size", "8", "--steps", STEPS,
+        "--checkpoint-every", EVERY, "--learning-rate", "1e-3", "--seed", "3", "--no-tensorboard", "--out", out,
     ]
+
+
+def heldout(corpus):
+    return ["--eval-corpus", corpus / "heldout.txt", "--eval-batches", "2"]
 
 
 @pytest.fixture(scope="module")
 def straight(corpus, tmp_path_factory):
     out = tmp_path_factory.mktemp("straight_electra")
-    status, stdout, err = run_cli(electra_argv(corpus, out))
+    status, stdout, err = run_cli([*electra_argv(corpus, out), *heldout(corpus)])
     assert status == 0, err
     return out, stdout
 
@@ -71,6 +74,7 @@ def test_run_records_electra_reports_heldout_accuracies_and_finetunes_from_the_d
 
 
 def test_electra_run_killed_at_a_random_step_resumes_to_the_same_weights(corpus, straight, tmp_path):
+    """Without the held-out evaluation (its fixed-seed sampling leaves the training draws as they were)."""
     kill_step = random.Random(KILL_SEED).randint(EVERY + 1, STEPS)
     child = run_child(CHILD, "step", kill_step, *electra_argv(corpus, tmp_path))
     assert child.returncode == -9, child.stderr[-2000:]
