@@ -268,11 +268,13 @@ def _check_objective(objective, size, config):
 
 
 def electra_heldout_metrics(final_metrics):
-    """The held-out accuracies of an ELECTRA run: the generator's MLM, replaced-token detection (all and replaced tokens)."""
+    """The held-out accuracies of an ELECTRA run: the generator's MLM, replaced-token detection (all tokens,
+    replaced tokens, and the all-original baseline)."""
     names = {
         "val_generator_accuracy": "generator_mlm_accuracy",
         "val_rtd_accuracy": "rtd_accuracy",
         "val_rtd_replaced_accuracy": "rtd_replaced_accuracy",
+        "val_rtd_all_original_accuracy": "rtd_all_original_accuracy",
     }
     return {name: final_metrics[key] for key, name in names.items() if key in final_metrics}
 
@@ -335,7 +337,8 @@ def _report(summary, model_path):
         print(
             f"held-out generator MLM accuracy {heldout['generator_mlm_accuracy']:.3f} (most-frequent-token baseline "
             f"{baselines['val_mlm_accuracy_most_frequent_token']:.3f}); held-out RTD accuracy "
-            f"{heldout['rtd_accuracy']:.3f}, on replaced tokens {heldout['rtd_replaced_accuracy']:.3f}"
+            f"{heldout['rtd_accuracy']:.3f} (all-original baseline {heldout['rtd_all_original_accuracy']:.3f}), on "
+            f"replaced tokens {heldout['rtd_replaced_accuracy']:.3f}"
         )
         return
     if "val_mlm_accuracy" in final:

@@ -106,7 +106,9 @@ class ElectraPretrainer(keras.Model):
 
     Metrics: `generator_accuracy` (over real masked slots), `rtd_accuracy`
     (over unpadded tokens), `rtd_replaced_accuracy` (over the replaced tokens
-    only), and the two losses `generator_loss`, `rtd_loss`.
+    only), `rtd_all_original_accuracy` (the baseline `rtd_accuracy` must
+    beat: the share of unpadded tokens left original), and the two losses
+    `generator_loss`, `rtd_loss`.
 
     Args:
         backbone: the discriminator's `keras_bert.ElectraBackbone`, the one to
@@ -164,6 +166,7 @@ class ElectraPretrainer(keras.Model):
         self.generator_accuracy = keras.metrics.Mean(name="generator_accuracy")
         self.rtd_accuracy = keras.metrics.Mean(name="rtd_accuracy")
         self.rtd_replaced_accuracy = keras.metrics.Mean(name="rtd_replaced_accuracy")
+        self.rtd_all_original_accuracy = keras.metrics.Mean(name="rtd_all_original_accuracy")
         # Every variable exists already (the two halves are built functional models).
         self.built = True
 
@@ -308,6 +311,8 @@ class ElectraPretrainer(keras.Model):
         self.rtd_replaced_accuracy.update_state(
             terms["rtd_correct"], sample_weight=terms["token_weights"] * terms["replaced"]
         )
+        # The trivial baseline: calling every token original.
+        self.rtd_all_original_accuracy.update_state(1.0 - terms["replaced"], sample_weight=terms["token_weights"])
         return self.get_metrics_result()
 
     # --- training

@@ -131,10 +131,11 @@ def test_fit_saving_and_fine_tuning_the_discriminator(tmp_path):
     generator_before = keras.ops.convert_to_numpy(pretrainer.generator.masked_lm_head.weights[0]).copy()
     history = pretrainer.fit(x, {"mlm": originals}, sample_weight={"mlm": weights}, epochs=3, verbose=0).history
     assert set(history) == {"loss", "generator_loss", "rtd_loss", "generator_accuracy", "rtd_accuracy",
-                            "rtd_replaced_accuracy"}
+                            "rtd_replaced_accuracy", "rtd_all_original_accuracy"}
     assert history["loss"][-1] < history["loss"][0]
     assert not np.array_equal(generator_before, keras.ops.convert_to_numpy(pretrainer.generator.masked_lm_head.weights[0]))
-    assert all(0.0 <= history[k][-1] <= 1.0 for k in ("generator_accuracy", "rtd_accuracy", "rtd_replaced_accuracy"))
+    accuracies = ("generator_accuracy", "rtd_accuracy", "rtd_replaced_accuracy", "rtd_all_original_accuracy")
+    assert all(0.0 <= history[k][-1] <= 1.0 for k in accuracies)
 
     path = str(tmp_path / "electra.keras")
     pretrainer.save(path)

@@ -16,6 +16,7 @@ import pytest
 from keras_bert import ElectraBackbone, ElectraPretrainer
 from keras_bert.jobs.checkpointing import STATE_FILE
 from keras_bert.jobs.initial_backbone import load_init
+from keras_bert.jobs.pretrain import pretrain
 from robustness_helpers import AUSTEN, FIXTURE_VOCAB, assert_resumed_equal, max_weight_delta, run_child, run_cli
 from test_interrupted_training import CHILD, KILL_SEED
 
@@ -58,7 +59,7 @@ def test_run_records_electra_reports_heldout_accuracies_and_finetunes_from_the_d
     assert record["job"]["objective"] == "electra" and record["job"]["generator_size"] == 0.5
     assert record["backbone"]["hidden_dim"] == 128  # the discriminator's, the "tiny" size
     heldout = record["heldout"]
-    assert set(heldout) == {"generator_mlm_accuracy", "rtd_accuracy", "rtd_replaced_accuracy"}
+    assert set(heldout) == {"generator_mlm_accuracy", "rtd_accuracy", "rtd_replaced_accuracy", "rtd_all_original_accuracy"}
     assert all(0.0 <= value <= 1.0 for value in heldout.values()), heldout
     assert heldout["rtd_accuracy"] == record["final_metrics"]["val_rtd_accuracy"]
 
@@ -86,3 +87,12 @@ def test_electra_run_killed_at_a_random_step_resumes_to_the_same_weights(corpus,
     assert f"resumed_from_step': {state['step']}" in stdout
     delta = max_weight_delta(straight[0] / "model.keras", tmp_path / "model.keras")
     assert_resumed_equal(delta, f"electra pretrain killed at step {kill_step}")
+
+
+def test_objective_and_packing_are_checked_before_any_work(corpus, tmp_path):
+    arguments = dict(corpus=str(corpus / "train.txt"), vocabulary=str(FIXTURE_VOCAB), output_dir=str(tmp_path), verbose=0)
+    with pytest.raises(ValueError, match="objective='gpt'"):
+        pretrain(**arguments, objective="gpt")
+    with pytest.raises(ValueError, match="pack_sequences=True"):
+        pretrain(**arguments, objective="electra", pack_sequences=True)
+    assert not list(tmp_path.iterdir())
