@@ -71,7 +71,8 @@ def add_pretrain_arguments(parser):
         "--generator-size",
         type=float,
         default=0.25,
-        help="--objective electra: the generator's width as a fraction of the discriminator's, in (0, 1] (default 0.25)",
+        help="--objective electra: the generator's width as a fraction of the discriminator's, in (0, 1] "
+        "(default 0.25)",
     )
     parser.add_argument(
         "--rtd-weight", type=float, default=50.0, help="--objective electra: weight of the RTD loss (default 50)"

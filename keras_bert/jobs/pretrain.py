@@ -73,8 +73,7 @@ def pretrain(
     gradient_accumulation_steps=None, seed=None,
     checkpoint_every=None, resume=False, overwrite=False, eval_corpus=None, eval_batches=20,
     strategy=None, mesh_shape=None, tpu=None, steps_per_execution=1,
-    tensorboard=True, verbose=1, callbacks=(),
-    objective="bert", generator_size=0.25, rtd_weight=50.0,
+    tensorboard=True, verbose=1, callbacks=(), objective="bert", generator_size=0.25, rtd_weight=50.0,
     **data_options,
 ):
     """Pretrains a BERT with MLM + NSP from text files.
@@ -101,10 +100,8 @@ def pretrain(
             it (or `resume`) such a folder is refused with FileExistsError.
         seed: seeds the model, dropout and the data; same seed, same run
             (default: `data.seed`, 0 unless set).
-        eval_corpus: held-out text files, evaluated at every checkpoint.
-        eval_batches: how many held-out batches to evaluate.
-        lowercase: the vocabulary is uncased.
-        dropout: dropout rate.
+        eval_corpus, eval_batches: held-out text files, and how many of their batches to evaluate at every checkpoint.
+        lowercase, dropout: the vocabulary is uncased; the dropout rate.
         dtype: e.g. "mixed_bfloat16", or "mixed_float16" (Keras then wraps the
             optimizer in a `LossScaleOptimizer`).
         strategy: None, a name from `keras_bert.distribution.STRATEGIES`
@@ -112,21 +109,13 @@ def pretrain(
             "model-parallel" on JAX), or a strategy / distribution object.
             The model and optimizer are built, and `fit` runs, under it; in a
             multi-process run only the chief writes to `output_dir`.
-        mesh_shape: (data, model) device mesh for "model-parallel".
-        tpu: TPU to use with "tpu" (see `keras_bert.distribution.create_strategy`).
+        mesh_shape, tpu: the (data, model) device mesh of "model-parallel"; the TPU of "tpu" (see `create_strategy`).
         steps_per_execution: training steps per call into the compiled
             function (raise it on TPUs, where each call has a host round trip).
         tensorboard: write TensorBoard logs.
         verbose: 1 for progress bars and summaries, 0 for silence.
         callbacks: extra Keras callbacks.
-        objective: "bert" (a `BertPretrainer`: masked LM and the sentence
-            task) or "electra" (an `ElectraPretrainer` on an `ElectraBackbone`
-            of `size`: a generator `generator_size` as wide fills the masked
-            positions with samples and the discriminator, the model to
-            fine-tune, learns to tell replaced tokens, with the RTD loss
-            weighted `rtd_weight`; the batches are the same, the sentence
-            labels unused; not with `pack_sequences`).
-        generator_size, rtd_weight: "electra" only, see `ElectraPretrainer`.
+        objective, generator_size, rtd_weight: "bert" (`BertPretrainer`) or "electra"; see `objective_options`.
         **data_options: `PretrainingDataConfig` fields, replacing those of
             `data`: `sequence_length`, `batch_size` (the global batch, split
             evenly across the data-parallel replicas of `strategy`),
@@ -139,14 +128,13 @@ def pretrain(
             fine-tuning), `max_sequences_per_pack`, ...
 
     Returns:
-        dict with the final training and held-out metrics, the baselines, and the wall time
-        ("electra": also `heldout`, the held-out generator MLM and RTD accuracies).
+        dict with the final training and held-out metrics, the baselines, and the wall time.
     """
     started = time.time()
     checkpoint_every = _validate_steps(steps, checkpoint_every)
     warmup_steps = int(0.1 * steps) if warmup_steps is None else warmup_steps
     config = _data_config(data, data_options, seed)
-    electra = _check_objective(objective, size, config)
+    options = objective_options(objective, size, config, generator_size, rtd_weight)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures
     # the runtime for the cluster when it is created.
     distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
@@ -161,9 +149,7 @@ def pretrain(
         dtype=str(dtype) if dtype else None, backend=keras.backend.backend(),
         strategy=strategy if strategy is None or isinstance(strategy, str) else type(strategy).__name__,
         mesh_shape=list(mesh_shape) if mesh_shape else None, data_parallel_size=replicas,
-        **_recorded_data_options(config),
-        objective=objective,
-        **({"generator_size": generator_size, "rtd_weight": rtd_weight} if electra else {}),
+        **_recorded_data_options(config), **options,
     )
     data_keys = tuple(k for k in _recorded_data_options(config) if k != "tfrecords_dir")
     runner = JobRunner(
@@ -174,12 +160,10 @@ def pretrain(
 
     keras.utils.set_random_seed(config.seed)
     tokenizer = _tokenizer(vocabulary, lowercase)
-    build = _build_electra_pretrainer if electra else _build_pretrainer
     model = runner.build_or_resume(
-        lambda: build(
+        lambda: _build_pretrainer(
             size, tokenizer.vocabulary_size(), config, dropout, dtype,
-            create_optimizer(optimizer, total_steps=steps, **updates), steps_per_execution,
-            **({"generator_size": generator_size, "rtd_weight": rtd_weight} if electra else {}),
+            create_optimizer(optimizer, total_steps=steps, **updates), steps_per_execution, **options,
         )
     )
     train, validation, baselines = _datasets(
@@ -195,9 +179,8 @@ def pretrain(
         "wall_seconds": round(time.time() - started, 1),
         "steps": steps,
         "resumed_from_step": runner.start_step,
+        **objective_summary(options, history),
     }
-    if electra:
-        summary["heldout"] = electra_heldout_metrics(summary["final_metrics"])
     runner.write_json("config.json", {"backbone": model.backbone.get_config(), "job": job, **summary})
     runner.finish()
     if verbose and runner.chief:
@@ -253,8 +236,19 @@ def _tokenizer(vocabulary, lowercase):
     return BertTokenizer(vocabulary, lowercase=lowercase)
 
 
-def _check_objective(objective, size, config):
-    """True for "electra", False for "bert", after checking what ELECTRA cannot do."""
+def objective_options(objective, size, config, generator_size=0.25, rtd_weight=50.0):
+    """The job record's entries of the objective, after checking what ELECTRA cannot do.
+
+    "bert": a `BertPretrainer` (masked LM and the sentence task). "electra": an
+    `ElectraPretrainer` whose discriminator, the model to fine-tune, is an
+    `ElectraBackbone` of `size`; a generator `generator_size` as wide fills the
+    masked positions with samples, and the RTD loss weighs `rtd_weight`. The
+    batches are the same (their sentence labels unused), not packed; the
+    summary then also has `heldout`: the held-out generator MLM and RTD accuracies.
+
+    Returns:
+        `{"objective": "bert"}`, or for "electra" also `generator_size` and `rtd_weight`.
+    """
     if objective not in OBJECTIVES:
         raise ValueError(f"`objective` must be one of {list(OBJECTIVES)}. Received: objective={objective!r}")
     if objective == "electra" and config.pack_sequences:
@@ -264,7 +258,16 @@ def _check_objective(objective, size, config):
         )
     if objective == "electra" and size not in BERT_SIZES:
         raise ValueError(f"`size` must be one of {list(BERT_SIZES)}. Received: size={size!r}")
-    return objective == "electra"
+    if objective == "bert":
+        return {"objective": objective}
+    return {"objective": objective, "generator_size": generator_size, "rtd_weight": rtd_weight}
+
+
+def objective_summary(options, history):
+    """What the objective adds to the job's summary: "electra" runs' `heldout` accuracies."""
+    if options["objective"] != "electra":
+        return {}
+    return {"heldout": electra_heldout_metrics({k: values[-1] for k, values in history.items()})}
 
 
 def electra_heldout_metrics(final_metrics):
@@ -297,8 +300,13 @@ def _build_electra_pretrainer(
     return model
 
 
-def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution):
-    """A new, compiled `BertPretrainer` of `size` for batches shaped by `config`."""
+def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, objective="bert",
+                      **electra_options):
+    """A new, compiled `BertPretrainer` of `size` for batches shaped by `config` (or the `ElectraPretrainer`)."""
+    if objective == "electra":
+        return _build_electra_pretrainer(
+            size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, **electra_options
+        )
     backbone = BertBackbone.from_size(
         size,
         vocabulary_size=vocabulary_size,

@@ -94,7 +94,9 @@ class ElectraBackbone(EncoderBackbone):
 
         # === Layers === (locals until the model is initialised, for the torch backend)
         if shared_embeddings is not None:
-            _check_shared_embeddings(shared_embeddings, vocabulary_size, embedding_dim, max_sequence_length, num_segments)
+            _check_shared_embeddings(
+                shared_embeddings, vocabulary_size, embedding_dim, max_sequence_length, num_segments
+            )
             embeddings = shared_embeddings
         else:
             embeddings = BertEmbeddings(

@@ -37,7 +37,8 @@ def generator_sizes(backbone, generator_size=0.25):
         unknown = sorted(set(generator_size) - set(GENERATOR_SIZE_KEYS))
         if unknown:
             raise ValueError(
-                f"`generator_size` as a dict takes {list(GENERATOR_SIZE_KEYS)}. Received: generator_size={generator_size!r}"
+                f"`generator_size` as a dict takes {list(GENERATOR_SIZE_KEYS)}. "
+                f"Received: generator_size={generator_size!r}"
             )
         overrides = dict(generator_size)
         hidden = overrides.get("hidden_dim")
@@ -46,7 +47,9 @@ def generator_sizes(backbone, generator_size=0.25):
         fraction = generator_size
         ok = isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and 0 < fraction
         if not ok:
-            raise ValueError(f"`generator_size` must be a number in (0, 1]. Received: generator_size={generator_size!r}")
+            raise ValueError(
+                f"`generator_size` must be a number in (0, 1]. Received: generator_size={generator_size!r}"
+            )
     num_heads = max(1, round(backbone.num_heads * fraction))
     sizes = {
         "num_layers": backbone.num_layers,
@@ -273,13 +276,14 @@ class ElectraPretrainer(keras.Model):
         if isinstance(sample_weight, dict):
             sample_weight = sample_weight.get("mlm")
         positions = x["mask_positions"]
-        slot_weights = ops.cast(positions > 0, "float32") if sample_weight is None else ops.cast(sample_weight, "float32")
+        slot_weights = ops.cast(positions > 0 if sample_weight is None else sample_weight, "float32")
         generator_logits = ops.cast(y_pred["generator_logits"], "float32")
         generator_loss = _weighted_mean(
             keras.losses.sparse_categorical_crossentropy(originals, generator_logits, from_logits=True), slot_weights
         )
         # A slot is replaced when its sample differs from the original token; (batch, P) -> (batch, seq).
-        changed = ops.cast(ops.not_equal(y_pred["sampled_ids"], originals), "int32") * ops.cast(slot_weights > 0, "int32")
+        changed = ops.cast(ops.not_equal(y_pred["sampled_ids"], originals), "int32")
+        changed = changed * ops.cast(slot_weights > 0, "int32")  # (batch, P)
         slots = _slot_matrix(positions, ops.shape(x["token_ids"])[1])
         replaced = ops.cast(ops.max(slots * ops.expand_dims(changed, -1), axis=1), "float32")  # (batch, seq)
         logits = y_pred["discriminator_logits"]

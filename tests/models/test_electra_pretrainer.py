@@ -25,7 +25,8 @@ def masked_batch():
     originals = np.take_along_axis(x["token_ids"], MASK_POSITIONS, axis=1) * real
     masked = x["token_ids"].copy()
     np.put_along_axis(masked, MASK_POSITIONS, np.where(real, 3, masked[:, :1]), axis=1)  # slot 0 keeps [CLS]
-    return {**x, "token_ids": masked, "mask_positions": MASK_POSITIONS}, originals.astype("int32"), real.astype("float32")
+    x = {**x, "token_ids": masked, "mask_positions": MASK_POSITIONS}
+    return x, originals.astype("int32"), real.astype("float32")
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +134,8 @@ def test_fit_saving_and_fine_tuning_the_discriminator(tmp_path):
     assert set(history) == {"loss", "generator_loss", "rtd_loss", "generator_accuracy", "rtd_accuracy",
                             "rtd_replaced_accuracy", "rtd_all_original_accuracy"}
     assert history["loss"][-1] < history["loss"][0]
-    assert not np.array_equal(generator_before, keras.ops.convert_to_numpy(pretrainer.generator.masked_lm_head.weights[0]))
+    generator_after = keras.ops.convert_to_numpy(pretrainer.generator.masked_lm_head.weights[0])
+    assert not np.array_equal(generator_before, generator_after)
     accuracies = ("generator_accuracy", "rtd_accuracy", "rtd_replaced_accuracy", "rtd_all_original_accuracy")
     assert all(0.0 <= history[k][-1] <= 1.0 for k in accuracies)
 

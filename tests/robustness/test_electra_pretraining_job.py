@@ -1,4 +1,4 @@
-"""`keras-bert pretrain --objective electra`: the run folder, its held-out summary, fine-tuning from it, and a SIGKILLed run resumed.
+"""`keras-bert pretrain --objective electra`: its run folder and held-out summary, fine-tuning from it, resuming it.
 
 One uninterrupted run with held-out evaluation (module fixture, through the CLI) serves every test:
 its record and summary, `finetune --init <run folder>` picking the
@@ -59,7 +59,9 @@ def test_run_records_electra_reports_heldout_accuracies_and_finetunes_from_the_d
     assert record["job"]["objective"] == "electra" and record["job"]["generator_size"] == 0.5
     assert record["backbone"]["hidden_dim"] == 128  # the discriminator's, the "tiny" size
     heldout = record["heldout"]
-    assert set(heldout) == {"generator_mlm_accuracy", "rtd_accuracy", "rtd_replaced_accuracy", "rtd_all_original_accuracy"}
+    assert set(heldout) == {
+        "generator_mlm_accuracy", "rtd_accuracy", "rtd_replaced_accuracy", "rtd_all_original_accuracy"
+    }
     assert all(0.0 <= value <= 1.0 for value in heldout.values()), heldout
     assert heldout["rtd_accuracy"] == record["final_metrics"]["val_rtd_accuracy"]
 
@@ -90,7 +92,9 @@ def test_electra_run_killed_at_a_random_step_resumes_to_the_same_weights(corpus,
 
 
 def test_objective_and_packing_are_checked_before_any_work(corpus, tmp_path):
-    arguments = dict(corpus=str(corpus / "train.txt"), vocabulary=str(FIXTURE_VOCAB), output_dir=str(tmp_path), verbose=0)
+    arguments = dict(
+        corpus=str(corpus / "train.txt"), vocabulary=str(FIXTURE_VOCAB), output_dir=str(tmp_path), verbose=0
+    )
     with pytest.raises(ValueError, match="objective='gpt'"):
         pretrain(**arguments, objective="gpt")
     with pytest.raises(ValueError, match="pack_sequences=True"):
