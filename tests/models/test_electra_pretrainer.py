@@ -1,4 +1,8 @@
-"""ElectraPretrainer: parity of both halves with transformers, the corruption and its labels, training, saving."""
+"""ElectraPretrainer: parity of both halves with transformers, the corruption, its labels and loss, the sampling.
+
+Training, the metrics, `.keras` files (checkpoints and the final model) and fine-tuning the
+discriminator are tests/robustness/test_electra_pretraining_job.py's, on one run of the job.
+"""
 
 import warnings
 
@@ -7,7 +11,7 @@ import numpy as np
 import pytest
 
 from family_helpers import assert_close, assert_real_tokens_close, hf_forward, hf_model, padded_batch, transformers
-from keras_bert import BertClassifier, ElectraBackbone, ElectraPretrainer
+from keras_bert import ElectraBackbone, ElectraPretrainer
 
 # The discriminator projects its E=8 embeddings to H=16; the generator, half as wide, to H=8.
 HF_DISCRIMINATOR = dict(
@@ -122,33 +126,3 @@ def test_bad_arguments_are_named():
         ElectraPretrainer(backbone, rtd_weight=-1)
     with pytest.raises(ValueError, match="needs an ElectraBackbone"):
         ElectraPretrainer(object())
-
-
-def test_fit_saving_and_fine_tuning_the_discriminator(tmp_path):
-    pretrainer = ElectraPretrainer(tiny_discriminator(), seed=1)
-    assert pretrainer.generator_size == {"num_layers": 2, "num_heads": 1, "hidden_dim": 4, "intermediate_dim": 6}
-    x, originals, weights = masked_batch()
-    pretrainer.compile(optimizer=keras.optimizers.Adam(3e-3))
-    generator_before = keras.ops.convert_to_numpy(pretrainer.generator.masked_lm_head.weights[0]).copy()
-    history = pretrainer.fit(x, {"mlm": originals}, sample_weight={"mlm": weights}, epochs=3, verbose=0).history
-    assert set(history) == {"loss", "generator_loss", "rtd_loss", "generator_accuracy", "rtd_accuracy",
-                            "rtd_replaced_accuracy", "rtd_all_original_accuracy"}
-    assert history["loss"][-1] < history["loss"][0]
-    generator_after = keras.ops.convert_to_numpy(pretrainer.generator.masked_lm_head.weights[0])
-    assert not np.array_equal(generator_before, generator_after)
-    accuracies = ("generator_accuracy", "rtd_accuracy", "rtd_replaced_accuracy", "rtd_all_original_accuracy")
-    assert all(0.0 <= history[k][-1] <= 1.0 for k in accuracies)
-
-    path = str(tmp_path / "electra.keras")
-    pretrainer.save(path)
-    restored = keras.saving.load_model(path)
-    assert type(restored) is ElectraPretrainer and restored.get_config() == pretrainer.get_config()
-    assert restored.generator_backbone.embeddings is restored.backbone.embeddings
-    for saved, loaded in zip(pretrainer.weights, restored.weights):
-        np.testing.assert_array_equal(keras.ops.convert_to_numpy(saved), keras.ops.convert_to_numpy(loaded))
-
-    # The discriminator is the encoder to fine-tune.
-    plain = {k: v for k, v in x.items() if k != "mask_positions"}
-    classifier = BertClassifier(restored.backbone, num_classes=2)
-    classifier.compile(optimizer=keras.optimizers.Adam(1e-3))
-    assert np.isfinite(classifier.fit(plain, np.array([0, 1, 0, 1]), epochs=1, verbose=0).history["loss"][0])

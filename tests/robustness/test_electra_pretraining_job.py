@@ -1,9 +1,9 @@
 """`keras-bert pretrain --objective electra`: its run folder and held-out summary, fine-tuning from it, resuming it.
 
 One uninterrupted run with held-out evaluation (module fixture, through the CLI) serves every test:
-its record and summary, `finetune --init <run folder>` picking the
-discriminator, and the reference weights for the run killed at a seeded
-random step (the child script and helpers of test_interrupted_training.py).
+its training, metrics, record and summary, the `.keras` file, `finetune --init <run folder>`
+picking the discriminator (and a classifier training on it), and the reference weights for the
+run killed at a seeded random step (the child script and helpers of test_interrupted_training.py).
 """
 
 import json
@@ -13,7 +13,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert import ElectraBackbone, ElectraPretrainer
+from keras_bert import BertClassifier, ElectraBackbone, ElectraPretrainer
 from keras_bert.jobs.checkpointing import STATE_FILE
 from keras_bert.jobs.initial_backbone import load_init
 from keras_bert.jobs.pretrain import pretrain
@@ -65,8 +65,18 @@ def test_run_records_electra_reports_heldout_accuracies_and_finetunes_from_the_d
     assert all(0.0 <= value <= 1.0 for value in heldout.values()), heldout
     assert heldout["rtd_accuracy"] == record["final_metrics"]["val_rtd_accuracy"]
 
+    # Trained: the loss fell between the two checkpoints; every metric was logged.
+    header, *rows = [line.split(",") for line in (out / "history.csv").read_text().splitlines()]
+    metrics = {"loss", "generator_loss", "rtd_loss", "generator_accuracy", "rtd_accuracy", "rtd_replaced_accuracy",
+               "rtd_all_original_accuracy"}
+    assert set(header) == {"epoch", *metrics, *(f"val_{name}" for name in metrics)}
+    losses = [float(row[header.index("loss")]) for row in rows]
+    assert len(losses) == 2 and losses[1] < losses[0], losses
+
     pretrainer = keras.saving.load_model(str(out / "model.keras"))
     assert isinstance(pretrainer, ElectraPretrainer) and pretrainer.generator_backbone.hidden_dim == 64
+    assert pretrainer.generator_backbone.embeddings is pretrainer.backbone.embeddings  # shared after loading too
+    assert ElectraPretrainer.from_config(pretrainer.get_config()).get_config() == pretrainer.get_config()
     # `finetune --init <run folder>` starts from the discriminator, also when it rebuilds it with another dropout.
     for dropout in (0.1, 0.2):
         backbone, tokenizer, _ = load_init(str(out), dropout=dropout)
@@ -74,6 +84,11 @@ def test_run_records_electra_reports_heldout_accuracies_and_finetunes_from_the_d
         assert tokenizer.vocabulary_size() == backbone.vocabulary_size
         for ours, theirs in zip(backbone.weights, pretrainer.backbone.weights):
             np.testing.assert_array_equal(keras.ops.convert_to_numpy(ours), keras.ops.convert_to_numpy(theirs))
+    classifier = BertClassifier(backbone, num_classes=2)
+    classifier.compile(optimizer=keras.optimizers.Adam(1e-3))
+    features = {"token_ids": np.array([[2, 7, 9, 3], [2, 8, 3, 0]], "int32"), "padding_mask": np.array(
+        [[1, 1, 1, 1], [1, 1, 1, 0]], "int32"), "segment_ids": np.zeros((2, 4), "int32")}
+    assert np.isfinite(classifier.fit(features, np.array([0, 1]), epochs=1, verbose=0).history["loss"][0])
 
 
 def test_electra_run_killed_at_a_random_step_resumes_to_the_same_weights(corpus, straight, tmp_path):
