@@ -62,6 +62,7 @@ _LAZY = {
     "write_vocabulary": "keras_bert.preprocessing.vocabulary",
     "pretraining_dataset": "keras_bert.preprocessing.pretraining.dataset",
     "PretrainingDataConfig": "keras_bert.preprocessing.pretraining.config",
+    "pretrain_objective_options": "keras_bert.preprocessing.pretraining.config",
     "TextClassifierPipeline": "keras_bert.pipelines.text_classifier_pipeline",
     "TokenClassifierPipeline": "keras_bert.pipelines.token_classifier_pipeline",
     "QuestionAnswererPipeline": "keras_bert.pipelines.question_answerer_pipeline",
@@ -72,6 +73,8 @@ _LAZY = {
     "export_saved_model": "keras_bert.export.saved_model_export",
     "ExportedModel": "keras_bert.export.exported_model",
     "export_hub_encoder": "keras_bert.export.hub_export",
+    "export_onnx": "keras_bert.export.runtime_export",
+    "export_litert": "keras_bert.export.runtime_export",
     "convert": "keras_bert.jobs.convert",
 }
 

@@ -22,7 +22,7 @@ import sys
 from keras_bert.cli.errors import UserError
 from keras_bert.cli.model_files import find_model, load_keras_model, load_tokenizer
 
-HELP = "predict on raw text with a SavedModel, .keras file or finetune folder"
+HELP = "predict on raw text with a SavedModel, ONNX / LiteRT export, .keras file or finetune folder"
 EPILOG = (
     "Output: one JSON line per input line, in order. A blank line (or an empty tab-separated field) gives "
     '{"input": "", "error": "..."} in its place and a note on stderr; the other lines are still predicted and the '
@@ -54,7 +54,7 @@ _DROPPED = {
 def add_predict_arguments(parser):
     """Adds the `keras-bert predict` arguments to an argparse (sub)parser."""
     parser.epilog = EPILOG
-    parser.add_argument("model", help="an exported SavedModel directory, a .keras file or a finetune folder")
+    parser.add_argument("model", help="an exported SavedModel, ONNX or LiteRT directory, a .keras file or a finetune folder")
     parser.add_argument("texts", nargs="*", help="inputs (fields separated by a tab); default: --file or stdin")
     parser.add_argument("--file", help="a text file with one input per line ('-' for stdin)")
     parser.add_argument("--tokenizer", help=".keras models: vocab.txt or checkpoint folder (default: found beside the model)")
@@ -115,7 +115,10 @@ def _saved_model_predictor(args):
     # defers TensorFlow (loads the SavedModel): `keras-bert --help` must not import it
     from keras_bert.export.exported_model import ExportedModel
 
-    served = ExportedModel(args.model)
+    try:
+        served = ExportedModel(args.model)
+    except ImportError as error:  # an ONNX / LiteRT export whose runtime is not installed: names the extra
+        raise UserError(str(error)) from None
     task = served.task
 
     def predict(columns):
@@ -125,6 +128,14 @@ def _saved_model_predictor(args):
         return results, stats
 
     return task, len(served.text_inputs), predict
+
+
+def _is_runtime_export(path):
+    """Whether `path` is an ONNX or LiteRT export directory (`keras-bert export --format onnx|litert`)."""
+    # defers the export package's imports to a predict call (keeps `keras-bert --help` light)
+    from keras_bert.export.runtime_export import runtime_format
+
+    return os.path.isdir(path) and runtime_format(path) is not None
 
 
 def _keras_predictor(args):
@@ -182,7 +193,7 @@ def run_predict(args):
     """Prints one JSON line per input line; returns the exit status (0)."""
     if args.batch_size < 1:
         raise UserError("--batch-size must be at least 1")
-    if os.path.isfile(os.path.join(args.model, "saved_model.pb")):
+    if os.path.isfile(os.path.join(args.model, "saved_model.pb")) or _is_runtime_export(args.model):
         task, num_fields, predict = _saved_model_predictor(args)
     else:
         task, num_fields, predict = _keras_predictor(args)

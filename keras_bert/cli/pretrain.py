@@ -1,6 +1,7 @@
 """`keras-bert pretrain`: pretrain BERT (MLM + NSP) from text files.
 
     keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --steps 5000 --out runs/mini [--resume]
+    keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --budget-minutes 20 --out runs/mini
     keras-bert pretrain ... --objective electra [--generator-size 0.25]   (ELECTRA's replaced-token detection)
 """
 
@@ -10,8 +11,9 @@ import os
 from keras_bert.cli.errors import UserError
 from keras_bert.distribution import STRATEGIES
 from keras_bert.jobs.pretrain import pretrain
+from keras_bert.jobs.pretrain_budget import pretrain_within_budget
 
-HELP = "pretrain BERT (MLM + NSP) from text files"
+HELP = "pretrain BERT (MLM + NSP, SOP or MLM only) from text files"
 
 
 def add_pretrain_arguments(parser):
@@ -23,8 +25,27 @@ def add_pretrain_arguments(parser):
     parser.add_argument("--size", default="mini", help="tiny, mini, small, medium, base or large (default mini)")
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--masking", choices=["token", "whole-word"], default="token")
+    parser.add_argument("--steps", type=int, help="training steps (default 1000; see --budget-minutes)")
+    parser.add_argument("--budget-minutes", type=float,
+                        help="instead of --steps: as many steps as fit in N wall-clock minutes, found by a short "
+                             "timed calibration run (counted in the budget)")
+    parser.add_argument(
+        "--masking",
+        choices=["token", "whole-word", "span", "ngram"],
+        default="token",
+        help="token; whole-word; span (SpanBERT: whole-word spans, geometric lengths); "
+        "ngram (1..--max-ngram whole words, weights 1/n)",
+    )
+    parser.add_argument("--span-p", type=float, default=0.2, help="--masking span: geometric p in (0, 1] (default 0.2)")
+    parser.add_argument("--max-span-length", type=int, default=10, help="--masking span: longest span in words")
+    parser.add_argument("--max-ngram", type=int, default=3, help="--masking ngram: longest n-gram in words")
+    parser.add_argument(
+        "--sentence-task",
+        choices=["nsp", "sop", "none"],
+        default="nsp",
+        help="nsp: next-sentence prediction (BERT); sop: sentence-order prediction (ALBERT); "
+        "none: MLM only over rows of full sentences (RoBERTa)",
+    )
     parser.add_argument("--mode", choices=["dynamic", "static"], default="dynamic", help="masks per epoch or TFRecords")
     parser.add_argument("--dupe-factor", type=int, default=5, help="static mode: passes over the corpus")
     parser.add_argument(
@@ -91,14 +112,22 @@ def run_pretrain(args):
     """Runs `keras_bert.jobs.pretrain.pretrain` with parsed arguments and prints its summary; returns 0."""
     if not os.path.isfile(args.vocab):
         raise UserError(f"--vocab: no such file: {args.vocab}")
-    summary = pretrain(
+    if args.budget_minutes is not None and args.steps is not None:
+        raise UserError("--budget-minutes sets the steps: give it or --steps, not both")
+    if args.budget_minutes is not None and args.checkpoint_every is not None:
+        raise UserError("--budget-minutes sets the checkpoints (10 of them): drop --checkpoint-every")
+    if args.budget_minutes is not None:
+        run, extra = pretrain_within_budget, {"budget_minutes": args.budget_minutes}
+    else:
+        run, extra = pretrain, {"steps": 1000 if args.steps is None else args.steps, "checkpoint_every": args.checkpoint_every}
+    summary = run(
+        **extra,
         corpus=args.corpus,
         vocabulary=args.vocab,
         output_dir=args.out,
         size=args.size,
         sequence_length=args.sequence_length,
         batch_size=args.batch_size,
-        steps=args.steps,
         masking=args.masking,
         mode=args.mode,
         dupe_factor=args.dupe_factor,
@@ -107,7 +136,6 @@ def run_pretrain(args):
         weight_decay=args.weight_decay,
         warmup_steps=args.warmup_steps,
         gradient_accumulation_steps=args.grad_accumulation,
-        checkpoint_every=args.checkpoint_every,
         resume=args.resume,
         overwrite=args.overwrite,
         seed=args.seed,
@@ -123,6 +151,10 @@ def run_pretrain(args):
         steps_per_execution=args.steps_per_execution,
         pack_sequences=args.pack_sequences,
         max_sequences_per_pack=args.max_sequences_per_pack,
+        sentence_task=args.sentence_task,
+        span_p=args.span_p,
+        max_span_length=args.max_span_length,
+        max_ngram=args.max_ngram,
         **_electra_arguments(args),
     )
     print(summary)

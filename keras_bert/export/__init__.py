@@ -3,10 +3,14 @@
 `export_saved_model` writes the SavedModel; `ExportedModel` loads one and
 predicts on raw strings (what `keras-bert predict` uses). `export_hub_encoder`
 writes TF Hub-style encoder + preprocessor SavedModels for further training.
+`export_onnx` / `export_litert` write the token-id graph for ONNX Runtime /
+LiteRT (with the tokenizer beside it); `ExportedModel` runs those too.
 """
 
 from keras_bert.export.exported_model import ExportedModel
 from keras_bert.export.hub_export import export_hub_encoder
+from keras_bert.export.runtime_export import export_litert, export_onnx
+from keras_bert.export.runtime_model import RuntimeModel
 from keras_bert.export.saved_model_export import export_saved_model, read_metadata
 
 
@@ -19,4 +23,7 @@ def __getattr__(name):
         return TrainableTFSMLayer
     raise AttributeError(f"module 'keras_bert.export' has no attribute {name!r}")
 
-__all__ = ["ExportedModel", "TrainableTFSMLayer", "export_hub_encoder", "export_saved_model", "read_metadata"]
+__all__ = [
+    "ExportedModel", "RuntimeModel", "TrainableTFSMLayer", "export_hub_encoder", "export_litert", "export_onnx",
+    "export_saved_model", "read_metadata",
+]

@@ -14,6 +14,7 @@ import keras
 
 import keras_bert.models  # noqa: F401  (registers the classes for load_model)
 from keras_bert.export.hub_export import export_hub_encoder
+from keras_bert.export.runtime_export import export_here
 from keras_bert.export.saved_model_export import export_saved_model
 
 
@@ -28,6 +29,9 @@ def main(spec_path):
         spec = json.load(f)
     model = keras.saving.load_model(spec["model"], compile=False)
     tokenizer = keras.saving.deserialize_keras_object(spec["tokenizer"])
+    if spec.get("format") in ("onnx", "litert"):
+        export_here(spec["format"], model, tokenizer, spec["directory"], spec["overwrite"], spec["options"], spec["verbose"])
+        return
     if spec.get("format") == "hub-encoder":
         export_hub_encoder(
             model, spec["directory"], tokenizer, overwrite=spec["overwrite"], verbose=spec["verbose"], **spec["options"]

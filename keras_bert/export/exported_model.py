@@ -1,4 +1,4 @@
-"""ExportedModel: an exported SavedModel loaded back, predicting on raw strings.
+"""ExportedModel: an exported SavedModel, ONNX or LiteRT export loaded back, predicting on raw strings.
 
     served = keras_bert.export.ExportedModel("saved_models/sst")
     served.predict(["a gorgeous, witty, seductive movie."])
@@ -7,10 +7,21 @@
 It uses TensorFlow and tensorflow-text only (no Keras): this is what a
 serving process does, and what `keras-bert predict DIR` runs. Results have
 the same keys as the Python pipelines (`keras_bert.pipelines`).
+
+An ONNX or LiteRT directory (`export_onnx`, `export_litert`) holds the
+token-id graph only: it is run by onnxruntime / the LiteRT interpreter
+behind the Python pipeline of its task, with the tokenizer saved beside it
+(tensorflow-text, keras and keras_bert needed), so texts are read exactly as
+the Keras model's pipeline reads them.
 """
+
+import inspect
+import json
+import os
 
 import numpy as np
 
+from keras_bert.export.runtime_export import runtime_format
 from keras_bert.export.saved_model_export import read_metadata
 
 
@@ -18,14 +29,27 @@ class ExportedModel:
     """A keras_bert SavedModel: its metadata and `serve_text` as Python results.
 
     Args:
-        directory: a directory written by `export_saved_model`.
+        directory: a directory written by `export_saved_model`, `export_onnx`
+            or `export_litert`.
+        precision: ONNX exports with int8: "fp32" or "int8" (default: int8).
+        tokenizer: ONNX / LiteRT: a tokenizer to use instead of the saved
+            `tokenizer.json` (one already traced saves seconds per instance).
+        num_threads: ONNX / LiteRT: the runtime's intra-op threads (default its own).
 
     Raises:
         ValueError: when the directory is not a keras_bert SavedModel or
             cannot be loaded (e.g. a missing asset), naming the problem.
     """
 
-    def __init__(self, directory):
+    def __init__(self, directory, precision=None, tokenizer=None, num_threads=None):
+        self._pipeline = None
+        if runtime_format(directory) is not None:
+            self._open_runtime(directory, precision, tokenizer, num_threads)
+            return
+        if precision is not None or tokenizer is not None or num_threads is not None:
+            raise ValueError(
+                f"`precision`, `tokenizer` and `num_threads` apply to ONNX / LiteRT exports; {directory} is a SavedModel."
+            )
         # defers TensorFlow: `import keras_bert.export` (and `keras-bert --help`) must not import it
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
@@ -42,6 +66,36 @@ class ExportedModel:
         self.task = self.metadata["task"]
         self.text_inputs = self.metadata["signatures"]["serve_text"]
         self.label_names = self.metadata.get("label_names")
+
+    def _open_runtime(self, directory, precision, tokenizer, num_threads):
+        """An ONNX / LiteRT export: its graph (RuntimeModel) behind its task's Python pipeline."""
+        import keras  # defers keras: a SavedModel is served without it
+
+        import keras_bert.preprocessing  # noqa: F401  (registers the tokenizer classes; defers TensorFlow)
+        from keras_bert.export.runtime_model import RuntimeModel  # defers onnxruntime / LiteRT, as above
+        from keras_bert.tasks import get_task  # the registry names each task's pipeline (imported with it)
+
+        self.directory = directory
+        self.runtime_model = RuntimeModel(directory, precision=precision, num_threads=num_threads)
+        self.metadata = self.runtime_model.metadata
+        self.task = self.metadata["task"]
+        self.text_inputs = self.metadata["text_inputs"]
+        self.label_names = self.metadata["label_names"]
+        if self.task in ("backbone", "text_embedder"):
+            raise ValueError(
+                f"{directory}: ExportedModel predicts with task models; run this {self.task}'s graph with "
+                "keras_bert.export.RuntimeModel(directory).outputs(token_ids...) instead."
+            )
+        if tokenizer is None:
+            with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as f:
+                tokenizer = keras.saving.deserialize_keras_object(json.load(f))
+        self.tokenizer = tokenizer
+        pipeline_class = get_task(self.task).load("pipeline")
+        accepted = inspect.signature(pipeline_class).parameters
+        options = {k: v for k, v in self.metadata["pipeline_options"].items() if k in accepted}
+        self._pipeline = pipeline_class(
+            self.runtime_model, tokenizer, sequence_length=self.metadata["sequence_length"], **options
+        )
 
     def __repr__(self):
         return f"ExportedModel({self.directory!r}, task={self.task!r}, inputs={self.text_inputs})"
@@ -78,6 +132,8 @@ class ExportedModel:
             counts = {len(choices) for choices in columns[1]}
             if len(counts) > 1:
                 raise ValueError(f"Every context needs the same number of choices; received {sorted(counts)}.")
+        if self._pipeline is not None:
+            return self._pipeline_results(columns, batch_size)
         results, stats = [], []
         total = sizes.pop()
         for start in range(0, total, batch_size):
@@ -89,6 +145,13 @@ class ExportedModel:
             results.extend(self._results(outputs, [c[start : start + batch_size] for c in columns]))
             stats.extend(_stats(outputs, len(columns[0][start : start + batch_size])))
         return results, stats
+
+    def _pipeline_results(self, columns, batch_size):
+        """`(results, stats)` of an ONNX / LiteRT export, through its task's pipeline."""
+        self._pipeline.batch_size = batch_size
+        if not columns[0]:
+            return [], []
+        return self._pipeline(*columns), self._pipeline.input_stats(*columns)
 
     def _results(self, outputs, columns):
         task, n = self.task, len(columns[0])

@@ -204,18 +204,22 @@ def _check_label_names(model, task, label_names):
 
 def _export_in_tensorflow_process(model, tokenizer, directory, overwrite, options, verbose):
     """Saves `.keras` + tokenizer settings, then runs this export in a TensorFlow child process."""
+    spec = {"directory": directory, "overwrite": overwrite, "options": options, "verbose": verbose}
+    _run_worker(model, tokenizer, spec, verbose)
+    return read_metadata(directory)
+
+
+def _run_worker(model, tokenizer, spec, verbose):
+    """Runs `export_worker.py` on `model` saved as `.keras`, with `spec` (format, directory, options).
+
+    Raises:
+        RuntimeError: the child process failed, with the last line of its stderr.
+    """
     with tempfile.TemporaryDirectory(prefix="keras_bert_export-") as scratch:
         model_path = os.path.join(scratch, "model.keras")
         model.save(model_path)
-        spec = {
-            "model": model_path,
-            # The whole tokenizer (any of the three classes), as keras serialises it.
-            "tokenizer": keras.saving.serialize_keras_object(tokenizer),
-            "directory": directory,
-            "overwrite": overwrite,
-            "options": options,
-            "verbose": verbose,
-        }
+        # The whole tokenizer (any of the three classes), as keras serialises it.
+        spec = {**spec, "model": model_path, "tokenizer": keras.saving.serialize_keras_object(tokenizer)}
         spec_path = os.path.join(scratch, "spec.json")
         with open(spec_path, "w", encoding="utf-8") as f:
             json.dump(spec, f)
@@ -230,8 +234,8 @@ def _export_in_tensorflow_process(model, tokenizer, directory, overwrite, option
         if result.returncode != 0:
             lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
             reason = lines[-1] if lines else f"exit code {result.returncode}"
-            raise RuntimeError(f"SavedModel export in the TensorFlow process failed: {reason}")
-    return read_metadata(directory)
+            what = {"onnx": "ONNX export", "litert": "LiteRT export"}.get(spec.get("format"), "SavedModel export")
+            raise RuntimeError(f"{what} in the TensorFlow process failed: {reason}")
 
 
 def _export_here(model, task, tokenizer, directory, overwrite, options, verbose):

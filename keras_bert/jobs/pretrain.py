@@ -37,8 +37,9 @@ from keras_bert.optimizers import create_optimizer
 _RESUME_KEYS = ("corpus", "size", "steps", "optimizer", "learning_rate", "weight_decay", "warmup_steps",
                 "gradient_accumulation_steps", "checkpoint_every", "lowercase", "dropout", "dtype",
                 "objective", "generator_size", "rtd_weight")
-# The pretraining objectives: BERT's masked LM (+ sentence task) or ELECTRA's replaced-token detection.
-OBJECTIVES = ("bert", "electra")
+# The models `objective` picks: BERT's masked LM (+ the sentence task of the data options) or ELECTRA's
+# replaced-token detection (the data objectives, masking and sentence task, are `PretrainingDataConfig`'s).
+MODEL_OBJECTIVES = ("bert", "electra")
 
 
 def default_checkpoint_every(steps):
@@ -51,19 +52,34 @@ def heldout_baselines(dataset):
     """Trivial held-out accuracies: always the most frequent masked token; always the majority NSP label.
 
     NSP labels count by their weight, so the empty slots of packed rows (weight 0) count for nothing.
+    Without a sentence task (`sentence_task="none"`) there is no label baseline.
     """
     token_counts, label_counts = {}, {}
     for _, y, w in dataset.as_numpy_iterator():
         for token, weight in zip(y["mlm"].ravel(), w["mlm"].ravel()):
             if weight > 0:
                 token_counts[token] = token_counts.get(token, 0.0) + weight
-        for label, weight in zip(y["nsp"].ravel(), w["nsp"].ravel()):
+        for label, weight in zip(y["nsp"].ravel(), w["nsp"].ravel()) if "nsp" in y else ():
             if weight > 0:
                 label_counts[label] = label_counts.get(label, 0) + weight
-    return {
-        "val_mlm_accuracy_most_frequent_token": float(max(token_counts.values()) / sum(token_counts.values())),
-        "val_nsp_accuracy_majority_label": float(max(label_counts.values()) / sum(label_counts.values())),
-    }
+    baselines = {"val_mlm_accuracy_most_frequent_token": float(max(token_counts.values()) / sum(token_counts.values()))}
+    if label_counts:
+        baselines["val_nsp_accuracy_majority_label"] = float(max(label_counts.values()) / sum(label_counts.values()))
+    return baselines
+
+
+def heldout_metrics(final_metrics, sentence_task):
+    """The held-out accuracies under the objective's names: `mlm_accuracy`, and `nsp_accuracy` or `sop_accuracy`.
+
+    SOP trains the NSP head and label slot, so Keras logs it as `val_nsp_accuracy`;
+    a model with the MLM output alone (`sentence_task="none"`) has it logged
+    without the output's name, as `val_accuracy`.
+    """
+    if sentence_task == "none":
+        names = {"val_accuracy": "mlm_accuracy"}
+    else:
+        names = {"val_mlm_accuracy": "mlm_accuracy", "val_nsp_accuracy": f"{sentence_task}_accuracy"}
+    return {name: final_metrics[key] for key, name in names.items() if key in final_metrics}
 
 
 def pretrain(
@@ -76,7 +92,7 @@ def pretrain(
     tensorboard=True, verbose=1, callbacks=(), objective="bert", generator_size=0.25, rtd_weight=50.0,
     **data_options,
 ):
-    """Pretrains a BERT with MLM + NSP from text files.
+    """Pretrains a BERT with MLM + NSP (or SOP, or MLM alone: `sentence_task`) from text files.
 
     Args:
         corpus: text files (a path, glob, folder, or list of them).
@@ -119,7 +135,8 @@ def pretrain(
         **data_options: `PretrainingDataConfig` fields, replacing those of
             `data`: `sequence_length`, `batch_size` (the global batch, split
             evenly across the data-parallel replicas of `strategy`),
-            `masking` ("token" or "whole-word"), `mode` ("dynamic": masks
+            `masking` ("token", "whole-word", "span", "ngram"), `sentence_task`
+            ("nsp", "sop", "none"), `mode` ("dynamic": masks
             drawn anew every epoch; "static": TFRecords), `dupe_factor`,
             `document_boundary`, `line_format`, `pack_sequences` (pack up to
             `max_sequences_per_pack` short pairs into each row, training and
@@ -128,7 +145,7 @@ def pretrain(
             fine-tuning), `max_sequences_per_pack`, ...
 
     Returns:
-        dict with the final training and held-out metrics, the baselines, and the wall time.
+        dict: final and held-out metrics (`heldout`: named by objective), baselines, wall time.
     """
     started = time.time()
     checkpoint_every = _validate_steps(steps, checkpoint_every)
@@ -173,14 +190,7 @@ def pretrain(
         model, train, epochs=steps // checkpoint_every, steps_per_epoch=checkpoint_every, validation_data=validation
     )
     runner.save(model, tokenizer.get_vocabulary())
-    summary = {
-        "final_metrics": {k: values[-1] for k, values in history.items()},
-        "baselines": baselines,
-        "wall_seconds": round(time.time() - started, 1),
-        "steps": steps,
-        "resumed_from_step": runner.start_step,
-        **objective_summary(options, history),
-    }
+    summary = _summary(history, baselines, started, steps, runner.start_step, config.sentence_task, options)
     runner.write_json("config.json", {"backbone": model.backbone.get_config(), "job": job, **summary})
     runner.finish()
     if verbose and runner.chief:
@@ -249,8 +259,8 @@ def objective_options(objective, size, config, generator_size=0.25, rtd_weight=5
     Returns:
         `{"objective": "bert"}`, or for "electra" also `generator_size` and `rtd_weight`.
     """
-    if objective not in OBJECTIVES:
-        raise ValueError(f"`objective` must be one of {list(OBJECTIVES)}. Received: objective={objective!r}")
+    if objective not in MODEL_OBJECTIVES:
+        raise ValueError(f"`objective` must be one of {list(MODEL_OBJECTIVES)}. Received: objective={objective!r}")
     if objective == "electra" and config.pack_sequences:
         raise ValueError(
             "objective='electra' takes one example per row: ElectraBackbone has no packed inputs. "
@@ -261,13 +271,6 @@ def objective_options(objective, size, config, generator_size=0.25, rtd_weight=5
     if objective == "bert":
         return {"objective": objective}
     return {"objective": objective, "generator_size": generator_size, "rtd_weight": rtd_weight}
-
-
-def objective_summary(options, history):
-    """What the objective adds to the job's summary: "electra" runs' `heldout` accuracies."""
-    if options["objective"] != "electra":
-        return {}
-    return {"heldout": electra_heldout_metrics({k: values[-1] for k, values in history.items()})}
 
 
 def electra_heldout_metrics(final_metrics):
@@ -315,7 +318,7 @@ def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, 
         dtype=dtype,
         packed_inputs=config.pack_sequences,
     )
-    model = BertPretrainer(backbone)
+    model = BertPretrainer(backbone, sentence_head=config.sentence_task != "none")
     model.compile(optimizer=optimizer, steps_per_execution=steps_per_execution)
     return model
 
@@ -337,10 +340,23 @@ def _datasets(corpus, eval_corpus, eval_batches, tokenizer, config, start_step, 
     return train, validation, heldout_baselines(validation)
 
 
+def _summary(history, baselines, started, steps, start_step, sentence_task, options):
+    """What `pretrain` returns and config.json records: final and held-out metrics, baselines, wall time."""
+    final = {k: values[-1] for k, values in history.items()}
+    electra = options["objective"] == "electra"
+    return {
+        "final_metrics": final,
+        "baselines": baselines,
+        "heldout": electra_heldout_metrics(final) if electra else heldout_metrics(final, sentence_task),
+        "wall_seconds": round(time.time() - started, 1),
+        "steps": steps,
+        "resumed_from_step": start_step,
+    }
+
+
 def _report(summary, model_path):
-    final, baselines = summary["final_metrics"], summary["baselines"]
+    heldout, baselines = summary["heldout"], summary["baselines"]
     print(f"Saved {model_path} after {summary['wall_seconds']} s")
-    heldout = summary.get("heldout", {})
     if "rtd_accuracy" in heldout:  # objective="electra"
         print(
             f"held-out generator MLM accuracy {heldout['generator_mlm_accuracy']:.3f} (most-frequent-token baseline "
@@ -349,9 +365,15 @@ def _report(summary, model_path):
             f"replaced tokens {heldout['rtd_replaced_accuracy']:.3f}"
         )
         return
-    if "val_mlm_accuracy" in final:
-        print(
-            f"held-out MLM accuracy {final['val_mlm_accuracy']:.3f} (most-frequent-token baseline "
-            f"{baselines['val_mlm_accuracy_most_frequent_token']:.3f}); held-out NSP accuracy "
-            f"{final['val_nsp_accuracy']:.3f} (majority-label baseline {baselines['val_nsp_accuracy_majority_label']:.3f})"
+    if "mlm_accuracy" in heldout:
+        line = (
+            f"held-out MLM accuracy {heldout['mlm_accuracy']:.3f} (most-frequent-token baseline "
+            f"{baselines['val_mlm_accuracy_most_frequent_token']:.3f})"
         )
+        for name, value in heldout.items():
+            if name != "mlm_accuracy":  # nsp_accuracy or sop_accuracy
+                line += (
+                    f"; held-out {name.split('_')[0].upper()} accuracy {value:.3f} "
+                    f"(majority-label baseline {baselines['val_nsp_accuracy_majority_label']:.3f})"
+                )
+        print(line)

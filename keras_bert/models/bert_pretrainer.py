@@ -1,4 +1,4 @@
-"""BertPretrainer: BERT's pretraining model, masked LM + next sentence prediction."""
+"""BertPretrainer: BERT's pretraining model, masked LM + next sentence (or sentence-order) prediction."""
 
 import keras
 
@@ -20,7 +20,9 @@ class BertPretrainer(BertTask):
     Outputs (a dict):
         mlm: float32 logits of shape `(batch_size, num_predictions, vocabulary_size)`.
         nsp: float32 logits of shape `(batch_size, 2)`; 0 = "B is the actual
-            next segment", 1 = "B is random".
+            next segment", 1 = "B is random". Sentence-order prediction
+            (ALBERT) trains the same head: 0 = "A and B in order", 1 =
+            "swapped". Absent with `sentence_head=False`.
 
     Training data are `(x, y, sample_weight)` with `y = {"mlm": original
     token ids at mask_positions (batch_size, num_predictions), "nsp": labels
@@ -41,8 +43,14 @@ class BertPretrainer(BertTask):
     NSP loss and accuracy then average over the real examples only. The
     masked LM is unchanged: `mask_positions` index the packed row.
 
+    Masked LM only (RoBERTa, `pretraining_dataset(..., sentence_task="none")`):
+    with `sentence_head=False` there is no NSP head, no `nsp_positions` input
+    and no `nsp` output or loss; `y` and `sample_weight` are `{"mlm": ...}`.
+    Unlike `BertMaskedLM` it takes packed inputs and keeps the dict outputs.
+
     Args:
         backbone: a `keras_bert.BertBackbone`.
+        sentence_head: build the NSP/SOP head (default True).
 
     Examples:
     ```python
@@ -56,8 +64,11 @@ class BertPretrainer(BertTask):
     input_names = BACKBONE_INPUTS + ("mask_positions",)
     packed_input_names = BACKBONE_INPUTS + PACKED_INPUTS + ("mask_positions", "nsp_positions")
     heads_in_checkpoints = True
+    config_arguments = ("sentence_head",)
 
-    def __init__(self, backbone, **kwargs):
+    def __init__(self, backbone, sentence_head=True, **kwargs):
+        if not isinstance(sentence_head, bool):
+            raise ValueError(f"`sentence_head` must be True or False. Received: sentence_head={sentence_head!r}")
         # === Layers === (locals until the model is initialised, for the torch backend)
         masked_lm_head = MaskedLMHead(
             vocabulary_size=backbone.vocabulary_size,
@@ -66,30 +77,31 @@ class BertPretrainer(BertTask):
             dtype=backbone.dtype_policy,
             name="masked_lm_head",
         )
-        next_sentence_head = NextSentenceHead(dtype=backbone.dtype_policy, name="next_sentence_head")
+        next_sentence_head = None
+        if sentence_head:
+            next_sentence_head = NextSentenceHead(dtype=backbone.dtype_policy, name="next_sentence_head")
 
         # === Functional graph ===
         packed = getattr(backbone, "packed_inputs", False)
         inputs = {**backbone.input, "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}
-        if packed:
+        if packed and sentence_head:
             inputs["nsp_positions"] = keras.Input(shape=(None,), dtype="int32", name="nsp_positions")
         features = backbone({name: inputs[name] for name in backbone.input_names})
-        if packed:
+        outputs = {"mlm": masked_lm_head(features["sequence_output"], inputs["mask_positions"])}
+        if sentence_head and packed:
             # Every packed example's [CLS], through the backbone's own pooler weights.
             pooled = backbone.pooler(features["sequence_output"], positions=inputs["nsp_positions"])  # (batch, S, hidden)
-        else:
-            pooled = features["pooled_output"]  # (batch, hidden)
-        outputs = {
-            "mlm": masked_lm_head(features["sequence_output"], inputs["mask_positions"]),
-            "nsp": next_sentence_head(pooled),
-        }
+            outputs["nsp"] = next_sentence_head(pooled)
+        elif sentence_head:
+            outputs["nsp"] = next_sentence_head(features["pooled_output"])  # pooled: (batch, hidden)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         if packed:
-            self.input_names = self.packed_input_names
+            self.input_names = tuple(n for n in self.packed_input_names if sentence_head or n != "nsp_positions")
         self.dtype_policy = backbone.dtype_policy  # e.g. mixed_float16 turns on loss scaling in compile()
         self.backbone = backbone
         self.masked_lm_head = masked_lm_head
         self.next_sentence_head = next_sentence_head
+        self.sentence_head = sentence_head
 
     def default_optimizer(self):
         """BERT's pretraining AdamW (lr 1e-4)."""
@@ -100,7 +112,14 @@ class BertPretrainer(BertTask):
         (padded slots weigh 0) and NSP cross-entropy; NSP accuracy, and MLM
         accuracy (a weighted metric) over the real masked positions. With
         packed inputs, the NSP loss and accuracy are averaged over the real
-        examples only (empty NSP slots weigh 0)."""
+        examples only (empty NSP slots weigh 0). Without the sentence head,
+        the MLM loss and accuracy alone."""
+        if not self.sentence_head:
+            mlm_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight")
+            return {
+                "loss": {"mlm": mlm_loss},
+                "weighted_metrics": {"mlm": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]},
+            }
         if self.backbone.packed_inputs:
             return {
                 "loss": {

@@ -3,6 +3,7 @@
 import json
 
 import keras
+import pytest
 
 from harness import tiny_backbone
 from keras_bert import BertClassifier
@@ -10,6 +11,8 @@ from keras_bert.cli.main import main
 from task_helpers import FIXTURES
 
 
+@pytest.mark.only_backend("torch", reason="the command's flags, output and run folder are the same on every backend; "
+                          "the distillation job itself runs on all three in tests/jobs/test_distill_job.py")
 def test_distill_writes_a_loadable_student_and_reports_both_models(tmp_path, capsys):
     keras.utils.set_random_seed(0)
     teacher = tmp_path / "teacher.keras"

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from harness import StopWhenLearned, random_bert_inputs, run_model_test, tiny_backbone
+from harness import StopWhenLearned, random_bert_inputs, run_model_test, run_saving_test, tiny_backbone
 from keras_bert import BertMaskedLM, BertPretrainer
 
 VOCAB = 40
@@ -153,3 +153,23 @@ def test_mixed_precision_pretraining_step(policy):
     assert all(np.isfinite(history.history["loss"]))
     outputs = model.predict(inputs, verbose=0)
     assert outputs["mlm"].dtype == np.float32 and np.all(np.isfinite(outputs["mlm"]))
+
+
+def test_masked_lm_only_pretrainer(tmp_path):
+    """`sentence_head=False` (RoBERTa's MLM only): no NSP head, input or output; `.keras` keeps it.
+
+    Its training runs in tests/jobs/test_pretraining_objectives_job.py (the `--sentence-task none` job).
+    """
+    inputs, _, _ = pretraining_batch()
+    model = BertPretrainer(tiny_backbone(vocabulary_size=VOCAB), sentence_head=False)
+    assert BertPretrainer.from_config(model.get_config()).get_config() == model.get_config()
+    assert keras.tree.map_structure(lambda x: tuple(x.shape), model(inputs)) == {"mlm": (4, 3, VOCAB)}
+    restored = run_saving_test(model, inputs, tmp_path)
+    assert restored.next_sentence_head is None and restored.get_config()["sentence_head"] is False
+    with_nsp = BertPretrainer(tiny_backbone(vocabulary_size=VOCAB))
+    assert model.count_params() == with_nsp.count_params() - (2 * 16 + 2)
+    # Packed rows: no `nsp_positions` input.
+    packed = BertPretrainer(tiny_backbone(vocabulary_size=VOCAB, packed_inputs=True), sentence_head=False)
+    assert "nsp_positions" not in packed.input_names and set(packed.output) == {"mlm"}
+    with pytest.raises(ValueError, match="Received: sentence_head='no'"):
+        BertPretrainer(tiny_backbone(vocabulary_size=VOCAB), sentence_head="no")

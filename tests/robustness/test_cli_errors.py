@@ -42,6 +42,8 @@ def cases(f):
         "pretrain_corpus_missing": ([*pretrain, "--corpus", f / "nope.txt"], 2, "no file matches"),
         "pretrain_corpus_empty_folder": ([*pretrain, "--corpus", f / "empty"], 2, "the folder holds no files"),
         "pretrain_zero_steps": ([*pretrain, "--steps", "0"], 2, "`steps` must be a positive int"),
+        "pretrain_budget_and_steps": ([*pretrain, "--budget-minutes", "5"], 2, "give it or --steps, not both"),
+        "pretrain_zero_budget": ([*pretrain[:-2], "--budget-minutes", "0"], 2, "`budget_minutes` must be a positive"),
         "pretrain_bad_checkpoint_interval": ([*pretrain, "--steps", "6", "--checkpoint-every", "4"], 2,
                                              "must divide `steps`"),
         "pretrain_unknown_size": ([*pretrain, "--size", "gigantic"], 2, "Unknown BERT size 'gigantic'"),

@@ -115,6 +115,37 @@ def test_pretrain_killed_at_a_random_step_resumes_to_the_same_weights(corpus, st
     assert_resumed_equal(delta, f"pretrain killed at step {kill_step}")
 
 
+# A pretraining objective with another model (MLM only, `BertPretrainer(sentence_head=False)`)
+# and the span masker's own seeded rounds: RoBERTa's full-sentence rows with SpanBERT's masking.
+MLM_ONLY = ["--sentence-task", "none", "--masking", "span"]
+
+
+@pytest.fixture(scope="module")
+def straight_mlm_only_pretrain(corpus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("straight_mlm_only_pretrain")
+    status, _, err = run_cli([*pretrain_argv(corpus, out), *MLM_ONLY])
+    assert status == 0, err
+    return out
+
+
+@pytest.mark.only_backend(
+    "tensorflow",
+    reason="resuming is backend code that test_pretrain_killed_at_a_random_step checks on every backend; this adds "
+    "the MLM-only model and the span masker's seeded rounds (tf.data), and costs three runs",
+)
+def test_mlm_only_span_pretrain_killed_resumes_to_the_same_weights(corpus, straight_mlm_only_pretrain, tmp_path):
+    kill_step = PRETRAIN_EVERY + 1  # after the first checkpoint, before the second
+    child = run_child(CHILD, "step", kill_step, *pretrain_argv(corpus, tmp_path), *MLM_ONLY)
+    assert child.returncode == -9, child.stderr[-2000:]
+    assert json.loads((tmp_path / "checkpoints" / STATE_FILE).read_text())["step"] == PRETRAIN_EVERY
+    status, out, err = run_cli([*pretrain_argv(corpus, tmp_path), *MLM_ONLY, "--resume"])
+    assert status == 0, err
+    assert f"resumed_from_step': {PRETRAIN_EVERY}" in out
+    assert keras.saving.load_model(str(tmp_path / "model.keras")).next_sentence_head is None
+    delta = max_weight_delta(straight_mlm_only_pretrain / "model.keras", tmp_path / "model.keras")
+    assert_resumed_equal(delta, "MLM-only span pretrain killed at step 3")
+
+
 # ----------------------------------------------------------------------------- finetune
 FINETUNE_EPOCHS, FINETUNE_BATCH, FINETUNE_EXAMPLES = 3, 16, 64  # 4 steps per epoch, 12 in all
 

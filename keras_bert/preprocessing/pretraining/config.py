@@ -9,8 +9,13 @@ import dataclasses
 
 DOCUMENT_BOUNDARIES = ("chapter", "file", "blank_line")
 LINE_FORMATS = ("wrapped", "sentence_per_line", "paragraph_per_line")
-MASKING = ("token", "whole-word")
+MASKING = ("token", "whole-word", "span", "ngram")
 MODES = ("dynamic", "static")
+# "nsp": B follows A or is random (BERT); "sop": A B in order or swapped
+# (ALBERT); "none": rows of contiguous full sentences, MLM only (RoBERTa).
+SENTENCE_TASKS = ("nsp", "sop", "none")
+# Masking kinds that choose whole words, and so need `word_starts`.
+WORD_MASKING = ("whole-word", "span", "ngram")
 
 
 def default_max_predictions(sequence_length, masking_rate=0.15):
@@ -33,6 +38,14 @@ def check_probability(name, value):
         raise ValueError(f"`{name}` must be in [0, 1]; received {value!r}")
 
 
+def check_span_options(span_p, max_span_length, max_ngram):
+    """SpanBERT's geometric `p` in (0, 1], and span / n-gram lengths of at least one word."""
+    if isinstance(span_p, bool) or not isinstance(span_p, (int, float)) or not 0.0 < span_p <= 1.0:
+        raise ValueError(f"`span_p` must be in (0, 1]; received {span_p!r}")
+    check_positive_int("max_span_length", max_span_length)
+    check_positive_int("max_ngram", max_ngram)
+
+
 def check_sequence_length(sequence_length):
     # [CLS] A [SEP] B [SEP] with one token each in A and B.
     if not isinstance(sequence_length, int) or sequence_length < 5:
@@ -53,17 +66,29 @@ class PretrainingDataConfig:
         line_format: "wrapped", "sentence_per_line" or "paragraph_per_line".
         document_separator: optional line (compared after stripping) that ends a document.
         max_line_chars: longer lines are skipped (and counted).
-    Sentence pairs (`create_nsp_pairs`):
+    Sentence pairs (`create_sentence_rows`):
         sequence_length: `T`, the length of every example.
+        sentence_task: "nsp" (B is the next segment, label 0, or a random
+            one, label 1), "sop" (A and B are consecutive segments of one
+            document, label 0 in order, 1 swapped: the same head and label
+            slot, 0 still meaning "B is A's true continuation") or "none"
+            (rows of contiguous full sentences across documents, one segment,
+            no sentence label: MLM only, as RoBERTa's FULL-SENTENCES).
         short_seq_prob: chance of a shorter random target length for a pair.
-        random_next_probability: chance that B is a random segment (label 1).
+        random_next_probability: "nsp": chance that B is a random segment;
+            "sop": chance that the pair is swapped (label 1 either way).
         resample_pairs_each_epoch: dynamic mode: new pairs every epoch.
     Packing (`pack_pairs`):
         pack_sequences: several short pairs per row (train a backbone built
             with `packed_inputs=True`).
         max_sequences_per_pack: `S`, the most pairs in one packed row.
     Masking (`mask_tokens`):
-        masking: "token" or "whole-word".
+        masking: "token", "whole-word", "span" (SpanBERT: spans of whole
+            words, lengths from a geometric distribution) or "ngram" (n whole
+            words, n in 1..`max_ngram` with weights 1/n); see `mask_tokens`.
+        span_p: "span": `p` of the geometric span length, in (0, 1].
+        max_span_length: "span": longest span, in words (>= 1).
+        max_ngram: "ngram": longest n-gram, in words (>= 1).
         masking_rate: share of the real tokens to predict.
         max_predictions_per_seq: `P` (default `round(0.15 * T)`).
     Dataset:
@@ -99,6 +124,10 @@ class PretrainingDataConfig:
     max_line_chars: int = 20_000
     pack_sequences: bool = False
     max_sequences_per_pack: int = 3
+    sentence_task: str = "nsp"
+    span_p: float = 0.2
+    max_span_length: int = 10
+    max_ngram: int = 3
 
     def __post_init__(self):
         check_sequence_length(self.sequence_length)
@@ -119,6 +148,8 @@ class PretrainingDataConfig:
         if not isinstance(self.pack_sequences, bool):
             raise ValueError(f"`pack_sequences` must be True or False; received {self.pack_sequences!r}")
         check_positive_int("max_sequences_per_pack", self.max_sequences_per_pack)
+        check_choice("sentence_task", self.sentence_task, SENTENCE_TASKS)
+        check_span_options(self.span_p, self.max_span_length, self.max_ngram)
 
     @property
     def num_predictions(self):
@@ -130,6 +161,14 @@ class PretrainingDataConfig:
         """`S` when pairs are packed into rows, else None."""
         return self.max_sequences_per_pack if self.pack_sequences else None
 
+    @property
+    def masking_options(self):
+        """The keyword arguments of `BatchMasker` beyond the tokenizer."""
+        return dict(
+            masking=self.masking, masking_rate=self.masking_rate, max_predictions_per_seq=self.num_predictions,
+            span_p=self.span_p, max_span_length=self.max_span_length, max_ngram=self.max_ngram,
+        )
+
     def replace(self, **changes):
         """A copy with `changes` applied (unknown names raise TypeError naming them)."""
         unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
@@ -139,3 +178,28 @@ class PretrainingDataConfig:
 
     def to_dict(self):
         return dataclasses.asdict(self)
+
+
+# The pretraining objectives built from data options, by name: a benchmark runs
+# objective X with `PretrainingDataConfig(**OBJECTIVES[X], ...)` or
+# `pretrain(..., **pretrain_objective_options(X))`. Each changes one thing
+# against "mlm_nsp", so a table of them reads as one factor at a time.
+# ELECTRA's replaced-token detection is a model, not a data option: not here.
+OBJECTIVES = {
+    # BERT: whole-word MLM + next-sentence prediction.
+    "mlm_nsp": {"masking": "whole-word", "sentence_task": "nsp"},
+    # SpanBERT's masking (geometric spans of whole words, p 0.2, at most 10); BERT's NSP kept.
+    "span": {"masking": "span", "sentence_task": "nsp", "span_p": 0.2, "max_span_length": 10},
+    # n-gram whole-word masking (n in 1..3, weights 1/n, as ALBERT) with NSP.
+    "ngram": {"masking": "ngram", "sentence_task": "nsp", "max_ngram": 3},
+    # ALBERT's sentence-order prediction instead of NSP.
+    "sop": {"masking": "whole-word", "sentence_task": "sop"},
+    # RoBERTa: MLM only over rows of full sentences, no sentence task.
+    "roberta": {"masking": "whole-word", "sentence_task": "none"},
+}
+
+
+def pretrain_objective_options(name):
+    """The `PretrainingDataConfig` fields of objective `name` (a key of `OBJECTIVES`), as a new dict."""
+    check_choice("objective", name, tuple(OBJECTIVES))
+    return dict(OBJECTIVES[name])

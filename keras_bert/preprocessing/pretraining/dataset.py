@@ -21,7 +21,11 @@ from keras_bert.preprocessing.pretraining.corpus import (
     read_documents,
     tokenize_documents,
 )
-from keras_bert.preprocessing.pretraining.examples import create_pretraining_examples, to_model_inputs
+from keras_bert.preprocessing.pretraining.examples import (
+    create_pretraining_examples,
+    to_model_inputs,
+    without_sentence_task,
+)
 from keras_bert.preprocessing.pretraining.masking import BatchMasker
 from keras_bert.preprocessing.pretraining.packing import (
     PACKING_STATS,
@@ -30,7 +34,7 @@ from keras_bert.preprocessing.pretraining.packing import (
     record_packing,
 )
 from keras_bert.preprocessing.pretraining.seeds import batch_seed, int_seed
-from keras_bert.preprocessing.pretraining.sentence_pairs import create_nsp_pairs
+from keras_bert.preprocessing.pretraining.sentence_pairs import create_sentence_rows
 from keras_bert.preprocessing.pretraining.tfrecords import read_tfrecords, write_tfrecords
 
 
@@ -64,6 +68,10 @@ def pretraining_dataset(files, tokenizer, config=None, *, verbose=1, return_stat
         lines, documents, empty and single-sentence documents, sentences,
         tokens and (static) examples.
 
+        With `sentence_task="none"` (MLM only) there is no `nsp`: `y` and
+        `sample_weight` are `{"mlm": ...}` and packed rows have no
+        `nsp_positions`. With `"sop"`, `nsp` holds the sentence-order labels.
+
         With `pack_sequences`, `x` also holds `"sequence_ids"` (1..k for the
         k-th pair of a row, 0 for padding) and `"position_ids"` (restarting
         at 0 for every pair), int32 (B, T), and `"nsp_positions"`, int32
@@ -91,6 +99,8 @@ def pretraining_dataset(files, tokenizer, config=None, *, verbose=1, return_stat
         dataset = _static_dataset(files, token_docs, start_docs, tokenizer, config, stats, verbose)
     else:
         dataset = _dynamic_dataset(token_docs, start_docs, tokenizer, config, stats)
+    if config.sentence_task == "none":
+        dataset = dataset.map(without_sentence_task)
     if config.pack_sequences and verbose:
         print(f"pretraining_dataset: {packing_summary(stats)}")
     return (dataset, stats) if return_stats else dataset
@@ -143,9 +153,10 @@ class _EpochPairs:
 
     def _make(self, key):
         tokenizer, config = self.tokenizer, self.config
-        pairs = create_nsp_pairs(
+        pairs = create_sentence_rows(
             self.token_docs, config.sequence_length, tokenizer.cls_token_id, tokenizer.sep_token_id,
-            tokenizer.pad_token_id, word_starts=self.start_docs, short_seq_prob=config.short_seq_prob,
+            tokenizer.pad_token_id, word_starts=self.start_docs, sentence_task=config.sentence_task,
+            short_seq_prob=config.short_seq_prob,
             random_next_probability=config.random_next_probability, seed=f"{config.seed}:{key}",
         )
         if not config.packing:
@@ -158,7 +169,7 @@ class _EpochPairs:
 
 def _dynamic_dataset(token_docs, start_docs, tokenizer, config, stats):
     """Pairs from Python (`_EpochPairs`), masked inside `tf.data` with per-batch seeds."""
-    masker = BatchMasker(tokenizer, config.masking, config.masking_rate, config.num_predictions)
+    masker = BatchMasker(tokenizer, **config.masking_options)
     epoch_pairs = _EpochPairs(token_docs, start_docs, tokenizer, config, stats)
     num_batches, rows_per_epoch = _batches_per_epoch(len(epoch_pairs(0)["nsp"]), config)
     generate = _batch_generator(epoch_pairs, config, rows_per_epoch)
@@ -283,6 +294,13 @@ def _static_settings(files, tokenizer, config):
     if config.packing:
         # Only when packing: unpacked settings (and so reuse of existing files) stay as they were.
         settings["max_sequences_per_pack"] = config.packing
+    # Likewise the sentence task and span options, only when they shape the examples.
+    if config.sentence_task != "nsp":
+        settings["sentence_task"] = config.sentence_task
+    if config.masking == "span":
+        settings.update(span_p=config.span_p, max_span_length=config.max_span_length)
+    if config.masking == "ngram":
+        settings["max_ngram"] = config.max_ngram
     return settings
 
 
@@ -308,6 +326,8 @@ def _write_examples(token_docs, start_docs, tokenizer, config, settings, output_
         masking_rate=config.masking_rate, max_predictions_per_seq=config.num_predictions,
         short_seq_prob=config.short_seq_prob, random_next_probability=config.random_next_probability,
         dupe_factor=config.dupe_factor, seed=config.seed, progress=bool(verbose),
+        sentence_task=config.sentence_task, span_p=config.span_p, max_span_length=config.max_span_length,
+        max_ngram=config.max_ngram,
         **({"pack_sequences": True, "max_sequences_per_pack": packing, "stats": stats} if packing else {}),
     )
     paths = write_tfrecords(examples, output_dir, config.num_shards, progress=bool(verbose))

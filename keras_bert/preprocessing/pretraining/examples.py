@@ -9,11 +9,16 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.preprocessing.pretraining.config import MASKING, check_choice, default_max_predictions
+from keras_bert.preprocessing.pretraining.config import (
+    MASKING,
+    WORD_MASKING,
+    check_choice,
+    default_max_predictions,
+)
 from keras_bert.preprocessing.pretraining.masking import BatchMasker
 from keras_bert.preprocessing.pretraining.packing import pack_pairs, record_packing
 from keras_bert.preprocessing.pretraining.seeds import batch_seed
-from keras_bert.preprocessing.pretraining.sentence_pairs import create_nsp_pairs
+from keras_bert.preprocessing.pretraining.sentence_pairs import create_sentence_rows
 
 # The int32 features of every example (`nsp` aside: one label, or one per packed slot).
 INT_FEATURES = ("token_ids", "segment_ids", "padding_mask", "mask_positions", "mlm_ids")
@@ -52,10 +57,21 @@ def to_model_inputs(masked, segment_ids, nsp, pad_token_id, packing=None):
     return x, y, {"mlm": masked["mlm_weights"], "nsp": nsp_weights}
 
 
+def without_sentence_task(x, y, sample_weight):
+    """`(x, y, sample_weight)` of MLM only (`sentence_task="none"`): no NSP label, weight or positions.
+
+    The rows carry a dummy all-0 `nsp` through packing, masking and TFRecords;
+    it is dropped here, so the model (`BertPretrainer(sentence_head=False)`)
+    sees `y = {"mlm": ...}` and no `nsp_positions`.
+    """
+    x = {k: v for k, v in x.items() if k != "nsp_positions"}
+    return x, {"mlm": y["mlm"]}, {"mlm": sample_weight["mlm"]}
+
+
 def check_masking(masking, word_starts):
     check_choice("masking", masking, MASKING)
-    if masking == "whole-word" and word_starts is None:
-        raise ValueError('`masking="whole-word"` needs `word_starts` (from tokenize_documents).')
+    if masking in WORD_MASKING and word_starts is None:
+        raise ValueError(f"`masking={masking!r}` needs `word_starts` (from tokenize_documents); received None")
 
 
 def create_pretraining_examples(
@@ -75,8 +91,12 @@ def create_pretraining_examples(
     pack_sequences=False,
     max_sequences_per_pack=3,
     stats=None,
+    sentence_task="nsp",
+    span_p=0.2,
+    max_span_length=10,
+    max_ngram=3,
 ):
-    """Static examples: `dupe_factor` rounds of NSP pairs, each masked once.
+    """Static examples: `dupe_factor` rounds of sentence pairs (or rows), each masked once.
 
     Args:
         token_documents: documents of per-sentence id arrays (from
@@ -85,7 +105,7 @@ def create_pretraining_examples(
         sequence_length: length of every example.
         word_starts: the word-start flags from `tokenize_documents` (needed
             for `masking="whole-word"`).
-        masking: `"token"` or `"whole-word"`.
+        masking: `"token"`, `"whole-word"`, `"span"` or `"ngram"`.
         masking_rate: share of real tokens to predict.
         max_predictions_per_seq: prediction slots `P` (default
             `round(0.15 * sequence_length)`).
@@ -100,6 +120,10 @@ def create_pretraining_examples(
         max_sequences_per_pack: `S`, with `pack_sequences`.
         stats: optional dict; with `pack_sequences`, rows and padding
             fractions before and after packing are added to it.
+        sentence_task: "nsp", "sop" or "none" (see `create_sentence_rows`;
+            "none" keeps an all-0 `nsp`, dropped when read back).
+        span_p, max_span_length, max_ngram: span / n-gram masking (see
+            `PretrainingDataConfig`).
 
     Returns:
         A dict of numpy arrays with `num_examples` rows: `token_ids`,
@@ -113,9 +137,9 @@ def create_pretraining_examples(
     num_slots = max_predictions_per_seq or default_max_predictions(sequence_length, masking_rate)
     special_ids = (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
     pair_rounds = [
-        create_nsp_pairs(
-            token_documents, sequence_length, *special_ids, word_starts=word_starts, short_seq_prob=short_seq_prob,
-            random_next_probability=random_next_probability, seed=f"{seed}:{d}",
+        create_sentence_rows(
+            token_documents, sequence_length, *special_ids, word_starts=word_starts, sentence_task=sentence_task,
+            short_seq_prob=short_seq_prob, random_next_probability=random_next_probability, seed=f"{seed}:{d}",
         )
         for d in range(dupe_factor)
     ]
@@ -124,7 +148,7 @@ def create_pretraining_examples(
         rounds = [pack_pairs(r, max_sequences_per_pack, tokenizer.pad_token_id) for r in pair_rounds]
         if stats is not None:
             record_packing(stats, pair_rounds, rounds, tokenizer.pad_token_id)
-    masker = BatchMasker(tokenizer, masking, masking_rate, num_slots)
+    masker = BatchMasker(tokenizer, masking, masking_rate, num_slots, span_p, max_span_length, max_ngram)
     return _mask_rounds(rounds, masker, tokenizer.pad_token_id, seed, batch_size, progress, pack_sequences)
 
 

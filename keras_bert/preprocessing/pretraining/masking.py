@@ -1,8 +1,9 @@
 """Masking stage (TensorFlow, batched): which tokens the MLM head predicts, and how they are hidden.
 
 15% of the real tokens (never `[CLS]`/`[SEP]`/`[PAD]`), at most
-`max_predictions_per_seq`, are chosen — single tokens or whole words — and
-replaced 80% by `[MASK]`, 10% by a random token and 10% left as they are.
+`max_predictions_per_seq`, are chosen — single tokens, whole words, or spans
+and n-grams of whole words (`span_masking`) — and replaced 80% by `[MASK]`,
+10% by a random token and 10% left as they are.
 
 Differences from google-research/bert, on purpose: the number of predictions
 is 15% of the real tokens, not of the sequence with its three special tokens;
@@ -16,6 +17,11 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.preprocessing.pretraining.config import check_masking_rate
+from keras_bert.preprocessing.pretraining.span_masking import (
+    SPAN_MASKING,
+    choose_spans,
+    span_length_probabilities,
+)
 
 
 def random_token_pool(tokenizer):
@@ -43,6 +49,7 @@ def mask_tokens(
     max_predictions_per_seq=20,
     mask_token_rate=0.8,
     random_token_rate=0.1,
+    span_lengths=None,
 ):
     """Chooses and corrupts MLM positions in a batch (TensorFlow ops).
 
@@ -50,7 +57,9 @@ def mask_tokens(
     * n)))` of its `n` maskable tokens are chosen. With `word_starts`, whole
     words are chosen together: words are visited in random order and a word
     is taken if all its pieces still fit into `k` (the original BERT rule), so
-    a word is never partly masked. Every chosen position independently
+    a word is never partly masked. With `word_starts` and `span_lengths`,
+    runs of whole words are chosen (`span_masking.choose_spans`): span
+    (SpanBERT) and n-gram masking. Every chosen position independently
     becomes `[MASK]` (`mask_token_rate`), a random token from
     `random_token_ids` (`random_token_rate`) or stays as it is.
 
@@ -67,6 +76,8 @@ def mask_tokens(
         max_predictions_per_seq: `P`, the number of prediction slots.
         mask_token_rate: share of the chosen positions set to `[MASK]`.
         random_token_rate: share set to a random token.
+        span_lengths: optional 1-D probabilities of spans of 1, 2, ... words
+            (`span_length_probabilities`); needs `word_starts`.
 
     Returns:
         A dict: `"token_ids"` (int32 `(batch_size, sequence_length)`, the
@@ -83,7 +94,7 @@ def mask_tokens(
         )
     token_ids = tf.convert_to_tensor(token_ids, tf.int32)
     seed = tf.cast(tf.convert_to_tensor(seed), tf.int64)
-    # seeds[0]: which tokens; [1]: [MASK] / random / kept; [2]: random ids.
+    # seeds[0]: which tokens; [1]: [MASK] / random / kept; [2]: random ids; [3]: spans.
     seeds = tf.random.experimental.stateless_split(seed, 4)
     num_slots = int(max_predictions_per_seq)
     if num_slots < 1 or (token_ids.shape[1] is not None and num_slots > token_ids.shape[1]):
@@ -94,7 +105,13 @@ def mask_tokens(
 
     maskable, wanted = _maskable_and_wanted(token_ids, unmaskable_token_ids, masking_rate, num_slots)
     scores = tf.random.stateless_uniform(tf.shape(token_ids), seeds[0])
-    if word_starts is None:
+    if span_lengths is not None:
+        if word_starts is None:
+            raise ValueError("`span_lengths` (span or n-gram masking) needs `word_starts`; received None")
+        chosen, _, _ = choose_spans(
+            tf.cast(word_starts, tf.int32), maskable, wanted, seeds[3], span_lengths, num_slots
+        )
+    elif word_starts is None:
         chosen = _choose_tokens(maskable, wanted, scores, num_slots)
     else:
         chosen = _choose_whole_words(tf.cast(word_starts, tf.int32), maskable, wanted, scores)
@@ -213,14 +230,22 @@ class BatchMasker:
 
     Args:
         tokenizer: the `BertTokenizer` that made the pairs.
-        masking: `"token"` or `"whole-word"`.
+        masking: `"token"`, `"whole-word"`, `"span"` or `"ngram"`.
         masking_rate: share of the real tokens to predict.
         max_predictions_per_seq: `P`.
+        span_p, max_span_length: `"span"`: the span-length distribution.
+        max_ngram: `"ngram"`: the longest n-gram.
     """
 
-    def __init__(self, tokenizer, masking, masking_rate, max_predictions_per_seq):
-        self.whole_word = masking == "whole-word"
+    def __init__(
+        self, tokenizer, masking, masking_rate, max_predictions_per_seq, span_p=0.2, max_span_length=10, max_ngram=3
+    ):
+        self.whole_word = masking != "token"
+        span_lengths = None
+        if masking in SPAN_MASKING:
+            span_lengths = span_length_probabilities(masking, span_p, max_span_length, max_ngram)
         self.kwargs = dict(
+            span_lengths=span_lengths,
             mask_token_id=tokenizer.mask_token_id,
             unmaskable_token_ids=(
                 tokenizer.cls_token_id,

@@ -1,4 +1,8 @@
-"""Sentence-pair stage: tokenized documents → `[CLS] A [SEP] B [SEP]` NSP pairs.
+"""Sentence-pair stage: tokenized documents → `[CLS] A [SEP] B [SEP]` NSP or SOP pairs (or full-sentence rows).
+
+`create_sentence_rows` picks the builder of a `sentence_task`: "nsp"
+(`create_nsp_pairs`), "sop" (`create_sop_pairs`, ALBERT's sentence-order
+prediction) or "none" (`full_sentences.create_full_sentence_rows`, RoBERTa).
 
 This follows `create_instances_from_document` of google-research/bert
 `create_pretraining_data.py`: sentences are gathered into a chunk until it
@@ -22,7 +26,43 @@ import random
 
 import numpy as np
 
-from keras_bert.preprocessing.pretraining.config import check_probability, check_sequence_length
+from keras_bert.preprocessing.pretraining.config import (
+    SENTENCE_TASKS,
+    check_choice,
+    check_probability,
+    check_sequence_length,
+)
+from keras_bert.preprocessing.pretraining.full_sentences import create_full_sentence_rows
+
+
+def create_sentence_rows(
+    documents,
+    sequence_length,
+    cls_token_id,
+    sep_token_id,
+    pad_token_id,
+    word_starts=None,
+    sentence_task="nsp",
+    short_seq_prob=0.1,
+    random_next_probability=0.5,
+    seed=0,
+):
+    """The rows of `sentence_task`: "nsp" pairs, "sop" pairs or "none" full-sentence rows.
+
+    All three return the dict of `create_nsp_pairs` (for "none" `"nsp"` is all
+    0 and `segment_ids` all 0), so packing and masking take them alike. For
+    "sop", `random_next_probability` is the chance that a pair is swapped;
+    "none" uses neither it nor `short_seq_prob`.
+    """
+    check_choice("sentence_task", sentence_task, SENTENCE_TASKS)
+    special = (cls_token_id, sep_token_id, pad_token_id)
+    if sentence_task == "none":
+        return create_full_sentence_rows(documents, sequence_length, *special, word_starts=word_starts, seed=seed)
+    create = create_nsp_pairs if sentence_task == "nsp" else create_sop_pairs
+    return create(
+        documents, sequence_length, *special, word_starts=word_starts, short_seq_prob=short_seq_prob,
+        random_next_probability=random_next_probability, seed=seed,
+    )
 
 
 def create_nsp_pairs(
@@ -69,6 +109,41 @@ def create_nsp_pairs(
     corpus = _FlatCorpus(documents, word_starts)
     chooser = _PairChooser(corpus.bounds, sequence_length - 3, short_seq_prob, random_next_probability, rng)
     spans = [span for d in range(len(corpus.bounds)) for span in chooser.document_pairs(d)]
+    rng.shuffle(spans)
+    return corpus.layout(spans, sequence_length, cls_token_id, sep_token_id, pad_token_id)
+
+
+def create_sop_pairs(
+    documents,
+    sequence_length,
+    cls_token_id,
+    sep_token_id,
+    pad_token_id,
+    word_starts=None,
+    short_seq_prob=0.1,
+    random_next_probability=0.5,
+    seed=0,
+):
+    """Sentence-order prediction pairs (ALBERT): two consecutive segments of one document.
+
+    Chunks of sentences are gathered as for `create_nsp_pairs` and cut at a
+    random sentence into A and B; a chunk of one sentence is cut at a random
+    word start inside it (a one-token sentence gives no pair). With
+    probability `random_next_probability` the two are swapped. Labels keep
+    the NSP head's meaning: 0 = "B is A's true continuation" (in order),
+    1 = "it is not" (swapped), so the same head and label slot serve both.
+    Unlike ALBERT's script, a one-sentence chunk never falls back to a
+    random document's B: every label is about order only.
+
+    Args and returns as `create_nsp_pairs` (`"nsp"` holds the SOP labels).
+    """
+    check_sequence_length(sequence_length)
+    check_probability("short_seq_prob", short_seq_prob)
+    check_probability("random_next_probability", random_next_probability)
+    rng = random.Random(f"sop:{seed}")
+    corpus = _FlatCorpus(documents, word_starts)
+    chooser = _PairChooser(corpus.bounds, sequence_length - 3, short_seq_prob, random_next_probability, rng)
+    spans = [span for d in range(len(corpus.bounds)) for span in chooser.order_pairs(d, corpus.starts[d])]
     rng.shuffle(spans)
     return corpus.layout(spans, sequence_length, cls_token_id, sep_token_id, pad_token_id)
 
@@ -165,6 +240,30 @@ class _PairChooser:
                 target = self.target_length()
             i += 1
 
+    def order_pairs(self, d, starts):
+        """Yields SOP spans `(d, a0, a1, d, b0, b1, label)` for document `d` (label 1: swapped)."""
+        bound, rng = self.bounds[d], self.rng
+        num_sentences = len(bound) - 1
+        target = self.target_length()
+        chunk_start = 0
+        for i in range(num_sentences):
+            if i < num_sentences - 1 and bound[i + 1] - bound[chunk_start] < target:
+                continue
+            n = i + 1 - chunk_start
+            first, end = int(bound[chunk_start]), int(bound[i + 1])
+            if n >= 2:
+                cut = int(bound[chunk_start + rng.randint(1, n - 1)])
+            else:
+                cut = _cut_inside(starts, first, end, rng)
+            if cut is not None:
+                a, b = _trim_pair((first, cut), (cut, end), self.max_num_tokens, rng)
+                if rng.random() < self.random_next_probability:
+                    yield (d, b[0], b[1], d, a[0], a[1], 1)
+                else:
+                    yield (d, a[0], a[1], d, b[0], b[1], 0)
+            chunk_start = i + 1
+            target = self.target_length()
+
     def random_segment(self, d, target_b):
         """`(doc, (start, end))`: sentences of a random other document, about `target_b` tokens."""
         rng = self.rng
@@ -180,6 +279,12 @@ class _PairChooser:
             if other_bound[last] - other_bound[first] >= target_b:
                 break
         return other, (int(other_bound[first]), int(other_bound[last]))
+
+
+def _cut_inside(starts, first, end, rng):
+    """A random word start strictly inside tokens `[first, end)` (any token if it is one word), or None."""
+    inside = [p for p in range(first + 1, end) if starts[p]] or list(range(first + 1, end))
+    return rng.choice(inside) if inside else None
 
 
 def _trim_pair(a, b, max_num_tokens, rng):

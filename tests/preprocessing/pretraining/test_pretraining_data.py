@@ -345,7 +345,7 @@ def test_pretraining_dataset_validation(tmp_path):
     with pytest.raises(ValueError, match="`mode` must be one of"):
         pretraining.pretraining_dataset(path, tok, mode="online", verbose=0)
     with pytest.raises(ValueError, match="`masking` must be one of"):
-        pretraining.pretraining_dataset(path, tok, masking="span", verbose=0)
+        pretraining.pretraining_dataset(path, tok, masking="random-span", verbose=0)
     with pytest.raises(ValueError, match="`batch_size` must be a positive int"):
         pretraining.pretraining_dataset(path, tok, batch_size=0, verbose=0)
     tiny = tmp_path / "tiny.txt"
@@ -377,7 +377,7 @@ def test_expand_text_files(tmp_path):
     [
         ("sequence_length", 4, "`sequence_length` must be an int >= 5; received 4"),
         ("batch_size", 0, "`batch_size` must be a positive int; received 0"),
-        ("masking", "span", "`masking` must be one of .*; received 'span'"),
+        ("masking", "random-span", "`masking` must be one of .*; received 'random-span'"),
         ("mode", "online", "`mode` must be one of .*; received 'online'"),
         ("masking_rate", 1.5, r"`masking_rate` must be in \(0, 1\); received 1.5"),
         ("max_predictions_per_seq", 200, r"`max_predictions_per_seq` must be in \[1, sequence_length\]; received 200"),

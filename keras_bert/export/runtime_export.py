@@ -1,0 +1,247 @@
+"""`export_onnx` and `export_litert`: a model's token-id graph for ONNX Runtime or LiteRT, its tokenizer beside it.
+
+    keras_bert.export.export_onnx(classifier, "saved_models/sst_onnx", tokenizer, quantize="int8")
+    keras_bert.export.ExportedModel("saved_models/sst_onnx").predict(["a gorgeous, witty movie."])
+
+The directory holds the graph (`model.onnx`, with `quantize="int8"` also
+`model.int8.onnx`; or `model.tflite`), the tokenizer (`tokenizer.json`, the
+Keras serialisation of the tokenizer object, and `vocab.txt`), `labels.txt`
+and `keras_bert_export.json` (format `keras_bert.onnx` / `keras_bert.litert`,
+task, graph inputs and outputs, opset, the files, pipeline options).
+
+Unlike the SavedModel, the graph takes token ids, not strings:
+`ExportedModel` tokenizes with the keras_bert tokenizer (tensorflow-text)
+and reads long texts in windows with the Python pipelines, so its results
+are the pipelines' on the same texts. Graph inputs are int32 `token_ids`,
+`segment_ids`, `padding_mask` of shape `(batch, length)` (`(batch,
+num_choices, length)` for multiple choice): ONNX takes any batch and any
+length up to the model's `max_sequence_length`; LiteRT any batch and exactly
+the exported `sequence_length` (pad shorter inputs; padding is masked).
+
+Conversion runs on the TensorFlow backend (tf2onnx, TFLiteConverter); called
+on JAX or torch, the model is saved as `.keras` and converted by the same
+child process as the SavedModel export (`export_worker.py`).
+"""
+
+import datetime
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+
+import keras
+
+import keras_bert
+from keras_bert.export import saved_model_export as sm
+
+METADATA_FILE = sm.METADATA_FILE
+FORMATS = {"onnx": "keras_bert.onnx", "litert": "keras_bert.litert"}
+# What each format's conversion and runtime import, and the extra that installs them.
+_REQUIREMENTS = {"onnx": ("onnx", "onnxruntime", "tf2onnx"), "litert": ("ai_edge_litert",)}
+_PIPELINE_OPTIONS = ("window_stride", "doc_stride", "max_query_length", "max_answer_length", "allow_no_answer",
+                     "null_score_diff_threshold")
+
+
+def runtime_format(directory):
+    """"onnx" or "litert" for a directory written by `export_onnx` / `export_litert`, else None."""
+    path = os.path.join(os.fspath(directory), METADATA_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        found = json.load(f).get("format")
+    return next((name for name, value in FORMATS.items() if value == found), None)
+
+
+def read_runtime_metadata(directory):
+    """The `keras_bert_export.json` of an ONNX or LiteRT export, with clear errors for what is not one."""
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        raise ValueError(f"{directory} is not a directory (expected an ONNX or LiteRT export).")
+    if runtime_format(directory) is None:
+        raise ValueError(f"{directory} has no {METADATA_FILE} of an ONNX or LiteRT export (keras-bert export --format onnx).")
+    with open(os.path.join(directory, METADATA_FILE), encoding="utf-8") as f:
+        metadata = json.load(f)
+    for file in metadata["files"].values():
+        if not os.path.isfile(os.path.join(directory, file)):
+            raise ValueError(f"{directory}: {file} is missing (the export is incomplete).")
+    return metadata
+
+
+def require_runtime(format):
+    """Raises ImportError naming the pip extra when `format`'s packages are not installed."""
+    missing = [name for name in _REQUIREMENTS[format] + ("tensorflow",) if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ImportError(
+            f"exporting to {format} needs {', '.join(missing)}, which is not installed: "
+            f"pip install 'keras-bert[{format}]'"
+        )
+
+
+def export_onnx(model, directory, tokenizer, quantize=None, opset=None, **options):
+    """Exports `model`'s token-id graph as ONNX with dynamic batch and length, its tokenizer beside it.
+
+    Args:
+        model: a `BertBackbone` or a keras_bert task model (any backend).
+        directory: the directory to create.
+        tokenizer: the tokenizer the model was trained with (saved beside the graph).
+        quantize: None (fp32 only) or "int8": also write `model.int8.onnx`,
+            dynamically quantized, which `ExportedModel` then runs by default.
+        opset: the ONNX opset, 13 to 18 (default 17).
+        **options: `sequence_length` (what `ExportedModel` packs texts to;
+            the graph takes any length), `label_names`, `text_pair`,
+            `window_stride`, question answering options, `overwrite`,
+            `verbose`, as `export_saved_model` takes them.
+
+    Returns:
+        The metadata dict written to `keras_bert_export.json`.
+
+    Raises:
+        ImportError: onnx, onnxruntime or tf2onnx is not installed (names the extra).
+        ValueError: bad options, as `export_saved_model` raises them.
+    """
+    if quantize not in (None, "int8"):
+        raise ValueError(f"`quantize` must be None or 'int8'; received {quantize!r}")
+    # 18: the newest opset tf2onnx 1.17 writes; 13: the oldest with the ops BERT needs as we convert them.
+    if opset is not None and (not isinstance(opset, int) or not 13 <= opset <= 18):
+        raise ValueError(f"`opset` must be an int in [13, 18] (what tf2onnx writes); received {opset!r}")
+    return _export("onnx", model, directory, tokenizer, dict(quantize=quantize, opset=opset or 17), options)
+
+
+def export_litert(model, directory, tokenizer, **options):
+    """Exports `model`'s token-id graph as LiteRT (`.tflite`): any batch, a fixed `sequence_length`.
+
+    Args and raises as `export_onnx` (without `quantize` and `opset`); the
+    graph's length is `sequence_length` (default 128, 384 for question
+    answering, at most the model's `max_sequence_length`).
+    """
+    return _export("litert", model, directory, tokenizer, {}, options)
+
+
+def _export(format, model, directory, tokenizer, graph_options, options):
+    require_runtime(format)
+    # defers TensorFlow (task_outputs is TF graph code): `import keras_bert.export` must not import it
+    from keras_bert.export.task_outputs import task_kind
+
+    overwrite, verbose = options.pop("overwrite", False), options.pop("verbose", True)
+    known = {"sequence_length", "label_names", "text_pair", "training_backend"} | set(_PIPELINE_OPTIONS) | {"n_best_size"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"export_{format}() got unexpected options {unknown}")
+    directory = os.path.abspath(os.fspath(directory))
+    task = task_kind(model)
+    backbone = model if task == "backbone" else model.backbone
+    sm._check_tokenizer(tokenizer, task, backbone)
+    if format == "litert" and task == "multiple_choice":
+        raise ValueError("LiteRT export takes (batch, length) inputs; a multiple-choice model needs ONNX or a SavedModel.")
+    length = options.get("sequence_length")
+    if length is None:
+        length = model.sequence_length if task == "text_embedder" else None
+        length = length or min(384 if task == "question_answerer" else 128, backbone.max_sequence_length)
+    if not isinstance(length, int) or not 3 <= length <= backbone.max_sequence_length:
+        raise ValueError(
+            f"`sequence_length` must be an int in [3, {backbone.max_sequence_length}] (the model's "
+            f"max_sequence_length); received {length!r}"
+        )
+    label_names = sm._check_label_names(model, task, options.get("label_names") or getattr(model, "label_names", None))
+    if options.get("text_pair") and task not in ("classifier", "regressor"):
+        raise ValueError(f"`text_pair` applies to classifiers, not to a {task}.")
+    if os.path.exists(directory) and not overwrite:
+        raise ValueError(f"{directory} already exists; pass overwrite=True (--overwrite) to replace it.")
+    spec_options = {
+        **graph_options,
+        "sequence_length": length,
+        "label_names": label_names,
+        "text_pair": bool(options.get("text_pair")),
+        "pipeline": {k: options[k] for k in _PIPELINE_OPTIONS if options.get(k) is not None},
+        "training_backend": options.get("training_backend") or keras.backend.backend(),
+    }
+    if keras.backend.backend() != "tensorflow":
+        sm._run_worker(model, tokenizer, {"format": format, "directory": directory, "overwrite": overwrite,
+                                          "options": spec_options, "verbose": verbose}, verbose)
+        return read_runtime_metadata(directory)
+    return export_here(format, model, tokenizer, directory, overwrite, spec_options, verbose)
+
+
+def export_here(format, model, tokenizer, directory, overwrite, options, verbose=True):
+    """Converts in this (TensorFlow) process into a staging folder, then renames it into place."""
+    # defers TensorFlow and the converters: only the TensorFlow process that converts needs them
+    from keras_bert.export import graph_conversion
+    from keras_bert.export.task_outputs import task_kind  # TF graph code, as above
+
+    task = task_kind(model)
+    parent, name = os.path.dirname(directory), os.path.basename(directory)
+    os.makedirs(parent or ".", exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=f".{name}.partial-", dir=parent)
+    try:
+        files = {}
+        if format == "onnx":
+            names = graph_conversion.to_onnx(model, task, os.path.join(staging, "model.onnx"), options["opset"])
+            files["fp32"] = "model.onnx"
+            if options["quantize"] == "int8":
+                graph_conversion.quantize_int8(os.path.join(staging, "model.onnx"), os.path.join(staging, "model.int8.onnx"))
+                files["int8"] = "model.int8.onnx"
+        else:
+            names = graph_conversion.to_litert(model, task, os.path.join(staging, "model.tflite"), options["sequence_length"])
+            files["fp32"] = "model.tflite"
+        sm._write_lines(tokenizer.get_vocabulary(), os.path.join(staging, "vocab.txt"))
+        with open(os.path.join(staging, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(keras.saving.serialize_keras_object(tokenizer), f)
+        if options["label_names"]:
+            sm._write_lines(options["label_names"], os.path.join(staging, "labels.txt"))
+        metadata = _metadata(format, model, task, options, names, files)
+        with open(os.path.join(staging, METADATA_FILE), "w", encoding="utf-8") as f:
+            json.dump(metadata, f, indent=2)
+        sm._fsync_tree(staging)
+        sm._move_into_place(staging, directory, overwrite)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if verbose:
+        sizes = ", ".join(f"{f} {os.path.getsize(os.path.join(directory, f)) / 2**20:.1f} MiB" for f in files.values())
+        print(f"exported {task} to {directory} ({sizes})")
+    return metadata
+
+
+def _metadata(format, model, task, options, names, files):
+    # defers TensorFlow: imported only to record the versions the graph was converted with
+    import tensorflow as tf
+
+    backbone = model if task == "backbone" else model.backbone
+    text_inputs = {"question_answerer": ["question", "context"], "multiple_choice": ["context", "choices"]}.get(
+        task, ["text", "text_pair"] if options["text_pair"] else ["text"]
+    )
+    versions = {"keras_bert": keras_bert.__version__, "keras": keras.__version__, "tensorflow": tf.__version__}
+    for package in ("onnx", "tf2onnx", "onnxruntime") if format == "onnx" else ("ai_edge_litert",):
+        versions[package] = _version(package)
+    return {
+        "format": FORMATS[format],
+        "format_version": 1,
+        "task": task,
+        "model_class": type(model).__name__,
+        "backbone_config": backbone.get_config(),
+        "num_classes": getattr(model, "num_classes", None),
+        "sequence_length": options["sequence_length"],
+        "label_names": options["label_names"],
+        "text_pair": options["text_pair"],
+        "text_inputs": text_inputs,
+        "pipeline_options": options["pipeline"],
+        "inputs": ["token_ids", "segment_ids", "padding_mask"],
+        "outputs": names,
+        # The graph returns one tensor (logits, embeddings) or a dict (question answering, backbone).
+        "output_is_dict": isinstance(model.output, dict),
+        "files": files,
+        "default_precision": "int8" if "int8" in files else "fp32",
+        "opset": options.get("opset"),
+        "dynamic_axes": ["batch", "length"] if format == "onnx" else ["batch"],
+        "training_backend": options["training_backend"],
+        "export_backend": keras.backend.backend(),
+        "versions": versions,
+        "exported_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _version(package):
+    try:
+        return importlib.import_module(package).__version__
+    except (ImportError, AttributeError):
+        return None

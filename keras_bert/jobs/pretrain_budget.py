@@ -1,0 +1,172 @@
+"""Pretraining under a wall-clock budget: `keras-bert pretrain --budget-minutes N`.
+
+A learning-rate schedule needs the number of steps up front, and how many steps
+fit in N minutes depends on the machine, the model size, the sequence length
+and the objective. So the budget is spent in two parts:
+
+1. calibration: a short run of the same job (`calibration_steps` steps, one
+   held-out evaluation) into a temporary folder, timed by `StepClock`: the
+   set-up before the first step (tokenizing the corpus, building and compiling
+   the model), the median step after the first few (which compile), and one
+   held-out evaluation;
+2. the run itself, with `steps` chosen so that set-up, steps, one evaluation
+   per checkpoint and saving fit in what is left of the budget.
+
+The calibration counts against the budget, so a budget run takes about N
+minutes in all. The chosen steps are recorded in the job (config.json and the
+checkpoint), so `--resume` continues the same run without calibrating again.
+"""
+
+import os
+import shutil
+import tempfile
+import time
+
+import keras
+import numpy as np
+
+from keras_bert.jobs.checkpointing import has_checkpoint, read_checkpoint_state
+from keras_bert.jobs.pretrain import pretrain
+
+# The first steps compile (and on TensorFlow trace); they are not the step time.
+_COMPILE_STEPS = 3
+# Saving the model and the checkpoints' writes, as a share of the time left: measured saves of a
+# mini model take seconds, and an over-run costs more than a few steps fewer.
+_SAFETY_SHARE = 0.05
+
+
+class StepClock(keras.callbacks.Callback):
+    """Wall-clock marks of a `fit`: its start, every batch's end, every evaluation's span."""
+
+    def __init__(self):
+        super().__init__()
+        self.started = None
+        self.batch_ends = []
+        self.evaluations = []
+        self._test_started = None
+
+    def on_train_begin(self, logs=None):
+        self.started = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.batch_ends.append(time.perf_counter())
+
+    def on_test_begin(self, logs=None):
+        self._test_started = time.perf_counter()
+
+    def on_test_end(self, logs=None):
+        self.evaluations.append(time.perf_counter() - self._test_started)
+
+    def step_seconds(self):
+        """The median step after the compiling ones."""
+        steps = np.diff(self.batch_ends[_COMPILE_STEPS - 1:])
+        if len(steps) == 0:
+            raise RuntimeError(f"calibration needs more than {_COMPILE_STEPS} steps to time one")
+        return float(np.median(steps))
+
+
+def check_budget_minutes(budget_minutes):
+    if isinstance(budget_minutes, bool) or not isinstance(budget_minutes, (int, float)) or not budget_minutes > 0:
+        raise ValueError(f"`budget_minutes` must be a positive number; received {budget_minutes!r}")
+
+
+def steps_for_budget(seconds_left, setup_seconds, step_seconds, evaluation_seconds, checkpoints):
+    """The most steps, a multiple of `checkpoints`, whose run fits in `seconds_left`.
+
+    A run costs its set-up, `steps * step_seconds`, one evaluation per checkpoint,
+    and a safety share of what is left for saving. Returns 0 when not even one
+    step per checkpoint fits.
+    """
+    usable = seconds_left * (1 - _SAFETY_SHARE) - setup_seconds - checkpoints * evaluation_seconds
+    steps = int(usable // step_seconds) if usable > 0 else 0
+    return steps - steps % checkpoints
+
+
+def pretrain_within_budget(
+    corpus, vocabulary, output_dir, budget_minutes, *, checkpoints=10, calibration_steps=12, resume=False,
+    verbose=1, **pretrain_options,
+):
+    """`pretrain` with as many steps as fit in `budget_minutes` of wall-clock time (calibration included).
+
+    Args:
+        corpus, vocabulary, output_dir: as `pretrain`.
+        budget_minutes: the wall-clock minutes for the whole job, calibration included.
+        checkpoints: how many checkpoints (and held-out evaluations: the points of
+            the learning curve) the run makes; `steps` is a multiple of it.
+        calibration_steps: steps of the timed calibration run (more than 3: the
+            first compile).
+        resume: continue the run in `output_dir` with the steps it recorded
+            (no new calibration; the budget then only applies to the first start).
+        **pretrain_options: everything else `pretrain` takes but `steps` and
+            `checkpoint_every` (which the budget sets).
+
+    Returns:
+        `pretrain`'s summary plus "budget": the minutes given, the calibration's
+        measurements, the steps chosen and the minutes the whole job took.
+
+    Raises:
+        ValueError: a budget that is not a positive number, conflicting
+            options, or a budget too short for one step per checkpoint after the
+            calibration (named with what was measured; nothing written to `output_dir`).
+    """
+    check_budget_minutes(budget_minutes)
+    for fixed in ("steps", "checkpoint_every"):
+        if pretrain_options.get(fixed) is not None:
+            raise ValueError(f"`{fixed}` is set by the budget; received {fixed}={pretrain_options[fixed]!r}")
+        pretrain_options.pop(fixed, None)
+    if not isinstance(checkpoints, int) or checkpoints < 1:
+        raise ValueError(f"`checkpoints` must be a positive int; received {checkpoints!r}")
+    if not isinstance(calibration_steps, int) or calibration_steps <= _COMPILE_STEPS:
+        raise ValueError(f"`calibration_steps` must be an int > {_COMPILE_STEPS}; received {calibration_steps!r}")
+    checkpoint_dir = os.path.join(os.fspath(output_dir), "checkpoints")
+    if resume and has_checkpoint(checkpoint_dir):
+        recorded = read_checkpoint_state(checkpoint_dir).get("job", {})
+        summary = pretrain(corpus, vocabulary, output_dir, steps=recorded["steps"],
+                           checkpoint_every=recorded["checkpoint_every"], resume=True, verbose=verbose,
+                           **pretrain_options)
+        summary["budget"] = {"minutes": budget_minutes, "resumed": True, "steps": recorded["steps"]}
+        return summary
+
+    started = time.time()
+    clock = _calibrate(corpus, vocabulary, calibration_steps, verbose, pretrain_options)
+    setup = clock.batch_ends[0] - clock.started  # set-up and the first (compiling) step
+    measured = {
+        "calibration_seconds": round(time.time() - started, 1),
+        "setup_seconds": round(setup, 1),
+        "step_seconds": round(clock.step_seconds(), 4),
+        "evaluation_seconds": round(max(clock.evaluations, default=0.0), 2),
+    }
+    seconds_left = budget_minutes * 60 - (time.time() - started)
+    steps = steps_for_budget(seconds_left, setup, clock.step_seconds(), max(clock.evaluations, default=0.0),
+                             checkpoints)
+    if steps < checkpoints:
+        raise ValueError(
+            f"budget_minutes={budget_minutes} is too short for {checkpoints} checkpoint(s) of at least one step: "
+            f"the calibration took {measured['calibration_seconds']} s, set-up {measured['setup_seconds']} s, "
+            f"{measured['step_seconds']} s a step, {measured['evaluation_seconds']} s an evaluation. Nothing "
+            f"was written to {output_dir}."
+        )
+    if verbose:
+        print(f"Budget {budget_minutes} min: calibration {measured['calibration_seconds']} s, "
+              f"{measured['step_seconds']} s a step -> {steps} steps, {checkpoints} checkpoints")
+    summary = pretrain(corpus, vocabulary, output_dir, steps=steps, checkpoint_every=steps // checkpoints,
+                       resume=resume, verbose=verbose, **pretrain_options)
+    summary["budget"] = {"minutes": budget_minutes, **measured, "steps": steps,
+                         "job_minutes": round((time.time() - started) / 60, 2)}
+    return summary
+
+
+def _calibrate(corpus, vocabulary, calibration_steps, verbose, pretrain_options):
+    """A `StepClock` of a short run of the same job in a temporary folder (deleted afterwards)."""
+    clock = StepClock()
+    folder = tempfile.mkdtemp(prefix="keras_bert_budget_")
+    # Only the clock: the caller's callbacks (curves, logs) are for the run itself.
+    options = dict(pretrain_options, tensorboard=False, callbacks=[clock])
+    if verbose:
+        print(f"Calibrating the budget: {calibration_steps} timed steps of the same job")
+    try:
+        pretrain(corpus, vocabulary, folder, steps=calibration_steps, checkpoint_every=calibration_steps,
+                 verbose=0, **options)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return clock

@@ -1,0 +1,176 @@
+"""ONNX and LiteRT export: the runtimes' outputs equal Keras' (1e-4), and texts read as the pipelines read them.
+
+The classifier is exported to ONNX (fp32 + dynamic int8) on every backend
+(JAX and torch convert through the TensorFlow child process). The rest —
+question answering in ONNX, LiteRT, the command line — is the same TensorFlow
+conversion code whatever the backend, so it runs once, on TensorFlow.
+"""
+
+import contextlib
+import io
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from export_helpers import LONG_TEXTS, SHORT_TEXTS, VOCAB_FILE, packed, sharpen, tokenizer
+from harness import tiny_backbone
+from keras_bert.export import ExportedModel, RuntimeModel, export_litert, export_onnx, runtime_export
+from keras_bert.export.int8_check import accuracy_drop_message
+
+ON_TENSORFLOW_ONLY = pytest.mark.only_backend(
+    "tensorflow",
+    reason="the conversion is TensorFlow code whatever backend trained the model (JAX/torch reach it through the "
+    "export worker, covered by the classifier tests on every backend)",
+)
+LENGTH = 16
+LABELS = ["negative", "neutral", "positive"]
+QUESTIONS = ["Who met Ivan?", "Where does Anna live?"]
+CONTEXTS = ["Anna Smith met Ivan in Paris yesterday.", LONG_TEXTS[1]]
+
+
+@pytest.fixture(scope="module")
+def models():
+    from keras_bert import BertClassifier, BertQuestionAnswerer
+
+    keras.utils.set_random_seed(11)
+    return {
+        "classifier": sharpen(BertClassifier(tiny_backbone(max_sequence_length=64), num_classes=3, label_names=LABELS)),
+        "question_answerer": sharpen(BertQuestionAnswerer(tiny_backbone(max_sequence_length=64))),
+    }
+
+
+@pytest.fixture(scope="module")
+def tok():
+    """One tokenizer for the module: each new one traces its TensorFlow functions again (seconds)."""
+    return tokenizer()
+
+
+@pytest.fixture(scope="module")
+def exports(models, tok, tmp_path_factory):
+    """The classifier through `keras-bert export --format onnx --quantize int8 --eval-file` (every backend);
+    on TensorFlow also the question answerer as ONNX and as LiteRT."""
+    from keras_bert.cli.main import main
+
+    root = tmp_path_factory.mktemp("runtime_exports")
+    model_file = root / "classifier.keras"
+    models["classifier"].save(model_file)
+    eval_file = root / "eval.tsv"
+    eval_file.write_text("sentence\tlabel\n" + "".join(f"{t}\t{LABELS[i % 3]}\n" for i, t in enumerate(SHORT_TEXTS)))
+    directories = {"onnx": root / "classifier_onnx"}
+    argv = ["export", str(model_file), "--tokenizer", str(VOCAB_FILE), "--format", "onnx", "--quantize", "int8",
+            "--eval-file", str(eval_file), "--sequence-length", str(LENGTH), "--out", str(directories["onnx"])]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(argv) == 0
+    directories["cli_output"] = printed.getvalue()
+    if keras.backend.backend() == "tensorflow":
+        directories["qa_onnx"] = root / "qa_onnx"
+        export_onnx(models["question_answerer"], directories["qa_onnx"], tok, sequence_length=LENGTH, verbose=False)
+        directories["qa_litert"] = root / "qa_litert"
+        export_litert(models["question_answerer"], directories["qa_litert"], tok, sequence_length=LENGTH, verbose=False)
+    return directories
+
+
+def test_onnx_logits_equal_keras_at_any_batch_and_length(models, exports):
+    runtime = RuntimeModel(exports["onnx"], precision="fp32")
+    for texts, length in [(SHORT_TEXTS, LENGTH), (SHORT_TEXTS[:2], 40)]:  # 40: longer than the export's 16
+        x = packed(texts, length)
+        expected = np.asarray(models["classifier"].predict_on_batch(x))
+        np.testing.assert_allclose(runtime.predict_on_batch(x), expected, atol=1e-4)
+    metadata = runtime.metadata
+    assert metadata["opset"] == 17 and metadata["dynamic_axes"] == ["batch", "length"]
+    assert metadata["outputs"] == ["logits"] and sorted(metadata["files"]) == ["fp32", "int8"]
+
+
+def test_exported_onnx_reads_texts_as_the_pipeline(models, exports, tok):
+    from keras_bert.pipelines.loading import pipeline_for
+
+    texts = SHORT_TEXTS + LONG_TEXTS  # the long ones are read in windows by both
+    pipeline = pipeline_for(models["classifier"], tok, sequence_length=LENGTH)
+    expected = pipeline(texts)
+    results, stats = ExportedModel(exports["onnx"], precision="fp32", tokenizer=tok).predict_with_stats(texts, batch_size=3)
+    assert [r["label"] for r in results] == [e["label"] for e in expected]
+    for result, want in zip(results, expected):
+        np.testing.assert_allclose(list(result["probabilities"].values()), list(want["probabilities"].values()), atol=1e-4)
+    assert stats == pipeline.input_stats(texts) and stats[-1]["windows"] > 1
+
+
+def test_int8_graph_is_quantized_and_served_by_default(exports, tok):
+    import onnx
+
+    served = ExportedModel(exports["onnx"], tokenizer=tok)
+    assert served.runtime_model.precision == "int8"
+    ops = {node.op_type for node in onnx.load(str(exports["onnx"] / "model.int8.onnx")).graph.node}
+    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= ops, ops
+    result = served.predict(["a fine film"])[0]
+    assert result["label"] in LABELS and abs(sum(result["probabilities"].values()) - 1) < 1e-6
+
+
+@ON_TENSORFLOW_ONLY
+def test_question_answering_onnx_returns_the_named_span_logits(models, exports):
+    runtime = RuntimeModel(exports["qa_onnx"])
+    x = packed(QUESTIONS, 24, CONTEXTS)
+    expected = models["question_answerer"].predict_on_batch(x)
+    outputs = runtime.predict_on_batch(x)
+    assert sorted(outputs) == ["end", "start"]
+    for name in ("start", "end"):
+        # Padding positions hold -1e9 in both; real positions agree to 1e-4.
+        np.testing.assert_allclose(outputs[name], expected[name], atol=1e-4)
+
+
+@ON_TENSORFLOW_ONLY
+def test_litert_outputs_equal_keras_with_a_fixed_length(models, exports):
+    runtime = RuntimeModel(exports["qa_litert"])
+    assert runtime.format == "litert" and runtime.metadata["dynamic_axes"] == ["batch"]
+    x = packed(SHORT_TEXTS, LENGTH)
+    expected, outputs = models["question_answerer"].predict_on_batch(x), runtime.predict_on_batch(x)
+    for name in ("start", "end"):
+        np.testing.assert_allclose(outputs[name], expected[name], atol=1e-4)
+    # The batch is dynamic; shorter inputs are padded to the graph's length (padding is masked) and
+    # the span logits cut back to the width given.
+    one = runtime.predict_on_batch({k: v[:1] for k, v in x.items()})
+    np.testing.assert_allclose(one["end"], expected["end"][:1], atol=1e-4)
+    short = runtime.predict_on_batch({k: v[:, :12] for k, v in x.items()})
+    assert short["start"].shape == (len(SHORT_TEXTS), 12)
+    fits = x["padding_mask"][:, 12:].sum(axis=1) == 0  # texts of at most 12 tokens: cutting drops padding only
+    assert fits.sum() >= 2
+    np.testing.assert_allclose(short["start"][fits], expected["start"][fits, :12], atol=1e-4)
+    with pytest.raises(ValueError, match="at most 16 tokens; received 24"):
+        runtime.predict_on_batch(packed(SHORT_TEXTS, 24))
+
+
+def test_cli_export_reports_int8_accuracy_and_predict_serves_it(exports, capsys):
+    from keras_bert.cli.main import main
+
+    printed = exports["cli_output"]
+    assert f"{len(SHORT_TEXTS)} examples, accuracy fp32" in printed and "int8" in printed and "points lost" in printed
+    assert main(["predict", str(exports["onnx"]), SHORT_TEXTS[0]]) == 0
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["input"] == SHORT_TEXTS[0] and record["label"] in LABELS
+
+
+def test_a_missing_runtime_names_the_pip_extra(models, tmp_path, monkeypatch):
+    real = runtime_export.importlib.util.find_spec
+    monkeypatch.setattr(runtime_export.importlib.util, "find_spec", lambda name: None if name == "ai_edge_litert" else real(name))
+    with pytest.raises(ImportError, match=r"ai_edge_litert.*pip install 'keras-bert\[litert\]'"):
+        export_litert(models["classifier"], tmp_path / "x", tokenizer())
+    assert not (tmp_path / "x").exists()
+
+
+def test_bad_options_fail_before_anything_is_written(models, tmp_path):
+    with pytest.raises(ValueError, match="`quantize` must be None or 'int8'; received 'int4'"):
+        export_onnx(models["classifier"], tmp_path / "a", tokenizer(), quantize="int4")
+    with pytest.raises(ValueError, match=r"`sequence_length` must be an int in \[3, 64\].*received 65"):
+        export_litert(models["classifier"], tmp_path / "b", tokenizer(), sequence_length=65)
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="not a directory|no keras_bert_export.json"):
+        RuntimeModel(tmp_path)
+
+
+def test_accuracy_drop_warning_names_the_figures():
+    assert accuracy_drop_message(0.864, 0.861) is None  # 0.3 points: within the default 0.5
+    message = accuracy_drop_message(0.864, 0.850)
+    assert "0.8500" in message and "1.40 points below fp32 0.8640" in message and "tolerance 0.5" in message
+    assert accuracy_drop_message(0.864, 0.850, tolerance=2.0) is None

@@ -1,0 +1,81 @@
+"""Pretraining under a wall-clock budget: the steps it chooses, its refusals, and the job it runs."""
+
+import json
+
+import pytest
+
+from keras_bert.jobs import pretrain_budget
+from keras_bert.jobs.pretrain_budget import StepClock, pretrain_within_budget, steps_for_budget
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory, shared_data):
+    """150 lines of Persuasion and a vocabulary learned on them."""
+    from keras_bert.preprocessing.vocabulary import learn_vocabulary, write_vocabulary
+
+    folder = tmp_path_factory.mktemp("corpus")
+    text = (shared_data / "austen" / "persuasion.txt").read_text(encoding="utf-8").splitlines()[200:350]
+    (folder / "train.txt").write_text("\n".join(text), encoding="utf-8")
+    write_vocabulary(learn_vocabulary([str(folder / "train.txt")], 500), str(folder / "vocab.txt"))
+    return folder
+
+
+def options(folder):
+    return dict(corpus=[str(folder / "train.txt")], vocabulary=str(folder / "vocab.txt"), size="tiny",
+                sequence_length=32, batch_size=8, learning_rate=1e-3, seed=3, tensorboard=False, verbose=0)
+
+
+def test_steps_fill_what_is_left_in_whole_checkpoints():
+    # 100 s left, 5% kept for saving: 95 - 10 set-up - 4 x 2.5 evaluations = 75 s = 600 steps of 0.125 s.
+    assert steps_for_budget(100, 10, 0.125, 2.5, 4) == 600
+    assert steps_for_budget(100, 10, 0.125, 2.5, 7) == 539  # 67.5 s: 540 steps, cut to whole checkpoints
+    assert steps_for_budget(20, 10, 0.125, 2.5, 4) == 0  # set-up and evaluations eat it all
+    assert steps_for_budget(5, 10, 0.125, 0.0, 1) == 0
+
+
+@pytest.mark.parametrize("budget", [0, -1, "20", True, float("nan")])
+def test_a_budget_that_is_not_a_positive_number_is_named(small_corpus, tmp_path, budget):
+    with pytest.raises(ValueError, match="budget_minutes"):
+        pretrain_within_budget(output_dir=tmp_path / "run", budget_minutes=budget, **options(small_corpus))
+    assert not (tmp_path / "run").exists()
+
+
+def test_steps_set_by_hand_conflict_with_a_budget(small_corpus, tmp_path):
+    with pytest.raises(ValueError, match="steps=50"):
+        pretrain_within_budget(output_dir=tmp_path / "run", budget_minutes=5, steps=50, **options(small_corpus))
+
+
+def test_a_budget_too_short_for_one_step_names_what_the_calibration_measured(small_corpus, tmp_path):
+    with pytest.raises(ValueError, match=r"budget_minutes=0.01 is too short .* s a step") as raised:
+        pretrain_within_budget(output_dir=tmp_path / "run", budget_minutes=0.01, calibration_steps=4,
+                               **options(small_corpus))
+    assert "Nothing was written" in str(raised.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_run_takes_the_steps_the_calibration_allows(small_corpus, tmp_path, monkeypatch):
+    # A calibration that measured 1 s of set-up and 0.5 s a step: 0.1 minutes then leave room for
+    # (6 x 0.95 - 1) / 0.5 = 9.4 steps, i.e. 8 in whole checkpoints of 2 (the machine's own
+    # speed is the test above's; here the budget arithmetic is wired into the job).
+    clock = StepClock()
+    clock.started, clock.batch_ends, clock.evaluations = 0.0, [1.0, 1.5, 2.0, 2.5, 3.0], []
+    monkeypatch.setattr(pretrain_budget, "_calibrate", lambda *args: clock)
+    summary = pretrain_within_budget(output_dir=tmp_path / "run", budget_minutes=0.1, checkpoints=4,
+                                     **options(small_corpus))
+    assert summary["budget"]["steps"] == 8 and summary["steps"] == 8
+    recorded = json.loads((tmp_path / "run" / "config.json").read_text())["job"]
+    assert recorded["steps"] == 8 and recorded["checkpoint_every"] == 2
+    assert len((tmp_path / "run" / "history.csv").read_text().splitlines()) == 1 + 4
+
+
+def test_resume_continues_with_the_recorded_steps_without_calibrating(tmp_path, monkeypatch):
+
+    calls = []
+    monkeypatch.setattr(pretrain_budget, "has_checkpoint", lambda folder: True)
+    monkeypatch.setattr(pretrain_budget, "read_checkpoint_state",
+                        lambda folder: {"step": 4, "job": {"steps": 40, "checkpoint_every": 10}})
+    monkeypatch.setattr(pretrain_budget, "_calibrate", lambda *args: pytest.fail("a resumed run calibrated"))
+    monkeypatch.setattr(pretrain_budget, "pretrain", lambda *args, **kwargs: calls.append(kwargs) or {})
+    resumed = pretrain_within_budget("corpus.txt", "vocab.txt", tmp_path, budget_minutes=3, resume=True)
+    assert resumed["budget"] == {"minutes": 3, "resumed": True, "steps": 40}
+    assert calls[0]["steps"] == 40 and calls[0]["checkpoint_every"] == 10 and calls[0]["resume"] is True
