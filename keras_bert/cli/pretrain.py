@@ -162,7 +162,7 @@ def run_pretrain(args):
 
 
 def _electra_arguments(args):
-    """The `--objective electra` options for `pretrain` (none for "bert", whose job record stays as it was)."""
+    """The `--objective electra` options for `pretrain` (none for "bert": its defaults)."""
     if args.objective != "electra":
         return {}
     return {"objective": "electra", "generator_size": args.generator_size, "rtd_weight": args.rtd_weight}
