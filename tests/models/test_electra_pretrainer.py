@@ -12,12 +12,11 @@ import pytest
 
 from family_helpers import assert_close, assert_real_tokens_close, hf_forward, hf_model, padded_batch, transformers
 from keras_bert import ElectraBackbone, ElectraPretrainer
+from test_electra_backbone import TINY_ELECTRA
 
-# The discriminator projects its E=8 embeddings to H=16; the generator, half as wide, to H=8.
-HF_DISCRIMINATOR = dict(
-    vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-    intermediate_size=24, max_position_embeddings=16,
-)
+# test_electra_backbone's discriminator (E = H = 16: the same shapes, so JAX compiles their initializers
+# once in a suite run); the generator, half as wide, projects the shared E=16 embeddings to H=8.
+HF_DISCRIMINATOR = TINY_ELECTRA
 HF_GENERATOR = {**HF_DISCRIMINATOR, "hidden_size": 8, "num_attention_heads": 1, "intermediate_size": 12}
 MASK_POSITIONS = np.array([[1, 4, 7], [2, 3, 0], [5, 9, 8], [1, 2, 3]], "int32")  # 0: a padded slot
 
@@ -108,8 +107,8 @@ def test_replaced_labels_loss_and_sampling():
 
 def tiny_discriminator(**overrides):
     config = dict(
-        vocabulary_size=40, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=24, embedding_dim=8,
-        max_sequence_length=16, dropout=0.0,
+        vocabulary_size=40, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=24, max_sequence_length=16,
+        dropout=0.0,
     )
     return ElectraBackbone(**{**config, **overrides})
 
