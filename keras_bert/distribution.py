@@ -277,7 +277,7 @@ def resolve_strategy(strategy, mesh_shape=None, tpu=None):
     return create_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
 
 
-def prepare_dataset(dataset, strategy):
+def prepare_dataset(dataset, strategy, per_worker=False):
     """`dataset` made ready for `strategy`'s `fit`: static shapes for TPUs, data sharding across workers.
 
     Keras distributes a `tf.data` input itself (tf.distribute) or shards each
@@ -290,6 +290,9 @@ def prepare_dataset(dataset, strategy):
       pretraining pipeline does not read through `tf.data`, and, for
       TFRecords, would give each worker other examples than a one-process
       run sees at the same step.
+      With `per_worker=True` the dataset already holds only this worker's
+      share (a streamed corpus, see `streaming.worker_share` in
+      preprocessing/pretraining): nothing is sharded again (`AutoShardPolicy.OFF`).
     """
     if strategy is None or keras.backend.backend() != "tensorflow":
         return dataset
@@ -299,9 +302,26 @@ def prepare_dataset(dataset, strategy):
         check_static_shapes(dataset)
     if strategy.extended._in_multi_worker_mode():  # private; Keras and tf.distribute test it the same way
         options = tf.data.Options()
-        options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+        policy = tf.data.experimental.AutoShardPolicy
+        options.experimental_distribute.auto_shard_policy = policy.OFF if per_worker else policy.DATA
         dataset = dataset.with_options(options)
     return dataset
+
+
+def worker_index_and_count(strategy):
+    """`(worker_index, num_workers)` of this process in a TensorFlow multi-worker run, else `(0, 1)`.
+
+    The chief (if the cluster has one) is worker 0, then the workers in order.
+    """
+    if strategy is None or keras.backend.backend() != "tensorflow" or not hasattr(strategy, "cluster_resolver"):
+        return 0, 1
+    if not strategy.extended._in_multi_worker_mode():  # private; as in `prepare_dataset`
+        return 0, 1
+    resolver = strategy.cluster_resolver
+    cluster = resolver.cluster_spec().as_dict()
+    tasks = [("chief", i) for i in range(len(cluster.get("chief", [])))]
+    tasks += [("worker", i) for i in range(len(cluster.get("worker", [])))]
+    return tasks.index((resolver.task_type, resolver.task_id)), len(tasks)
 
 
 def data_parallel_size(strategy):

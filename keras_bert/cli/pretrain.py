@@ -56,6 +56,11 @@ def add_pretrain_arguments(parser):
     parser.add_argument(
         "--max-sequences-per-pack", type=int, default=3, help="with --pack-sequences: most pairs per row (default 3)"
     )
+    parser.add_argument(
+        "--streaming",
+        action="store_true",
+        help="read the corpus a bounded buffer at a time (corpora larger than memory; see the README)",
+    )
     parser.add_argument("--optimizer", choices=["adamw", "lamb"], default="adamw")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--weight-decay", type=float, default=0.01)
@@ -155,6 +160,7 @@ def run_pretrain(args):
         span_p=args.span_p,
         max_span_length=args.max_span_length,
         max_ngram=args.max_ngram,
+        streaming=args.streaming,
         **_electra_arguments(args),
     )
     print(summary)

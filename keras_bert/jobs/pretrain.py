@@ -21,7 +21,7 @@ import zlib
 
 import keras
 
-from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy
+from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy, worker_index_and_count
 from keras_bert.jobs.progress import CheckpointIntervalProgbar
 from keras_bert.jobs.runner import JobRunner
 from keras_bert.models.bert_backbone import BertBackbone
@@ -142,7 +142,7 @@ def pretrain(
             `max_sequences_per_pack` short pairs into each row, training and
             held-out data alike; the backbone is then built with
             `packed_inputs=True` and its weights load unpacked for
-            fine-tuning), `max_sequences_per_pack`, ...
+            fine-tuning), `max_sequences_per_pack`, `streaming` (see README), ...
 
     Returns:
         dict: final and held-out metrics (`heldout`: named by objective), baselines, wall time.
@@ -330,8 +330,15 @@ def _datasets(corpus, eval_corpus, eval_batches, tokenizer, config, start_step, 
     # defers TensorFlow: the pretraining data pipeline is tf.data.
     from keras_bert.preprocessing.pretraining.dataset import pretraining_dataset
 
-    train = pretraining_dataset(corpus, tokenizer, config, verbose=verbose)
-    train = prepare_dataset(train.repeat().skip(start_step).prefetch(4), distributed)
+    train_config = config
+    worker_index, num_workers = worker_index_and_count(distributed)
+    if config.streaming and num_workers > 1:
+        # Each worker streams its own share of the files (or documents).
+        train_config = config.replace(num_workers=num_workers, worker_index=worker_index)
+    train = pretraining_dataset(corpus, tokenizer, train_config, verbose=verbose)
+    train = prepare_dataset(
+        train.repeat().skip(start_step).prefetch(4), distributed, per_worker=train_config.num_workers > 1
+    )
     if not eval_corpus:
         return train, None, {}
     heldout = config.replace(mode="dynamic", resample_pairs_each_epoch=False, shuffle=False, seed=f"{config.seed}:eval")

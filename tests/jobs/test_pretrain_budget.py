@@ -45,6 +45,8 @@ def test_steps_set_by_hand_conflict_with_a_budget(small_corpus, tmp_path):
         pretrain_within_budget(output_dir=tmp_path / "run", budget_minutes=5, steps=50, **options(small_corpus))
 
 
+@pytest.mark.only_backend("torch", reason="the calibration is a short `pretrain` run, the same job on every backend "
+                          "(below and in test_pretraining_job.py); timing it once checks the measurement")
 def test_a_budget_too_short_for_one_step_names_what_the_calibration_measured(small_corpus, tmp_path):
     with pytest.raises(ValueError, match=r"budget_minutes=0.01 is too short .* s a step") as raised:
         pretrain_within_budget(output_dir=tmp_path / "run", budget_minutes=0.01, calibration_steps=4,

@@ -99,6 +99,15 @@ class PretrainingDataConfig:
         shuffle: shuffle examples every epoch (seeded).
         drop_remainder: drop the last smaller batch (fixed shapes for XLA and distribution).
         seed: int or str; the same seed gives the same batches.
+    Streaming (`streaming.StreamedPairBatches`, for corpora larger than memory):
+        streaming: read the files through `tf.data` a bounded buffer at a
+            time instead of holding the tokenized corpus (see the README).
+        stream_cycle_length: files read at once, their documents interleaved.
+        stream_buffer_sentences: sentences tokenized per tokenizer call.
+        stream_window_documents: the recent documents a random B is drawn from.
+        stream_shuffle_buffer: pairs (packed: rows) shuffled together.
+        num_workers, worker_index: this process's share of the corpus in a
+            multi-worker run (streaming only; see `streaming.worker_share`).
 
     A bad value raises `ValueError` naming the field and the value received.
     """
@@ -128,6 +137,13 @@ class PretrainingDataConfig:
     span_p: float = 0.2
     max_span_length: int = 10
     max_ngram: int = 3
+    streaming: bool = False
+    stream_cycle_length: int = 4
+    stream_buffer_sentences: int = 4096
+    stream_window_documents: int = 128
+    stream_shuffle_buffer: int = 10_000
+    num_workers: int = 1
+    worker_index: int = 0
 
     def __post_init__(self):
         check_sequence_length(self.sequence_length)
@@ -150,6 +166,28 @@ class PretrainingDataConfig:
         check_positive_int("max_sequences_per_pack", self.max_sequences_per_pack)
         check_choice("sentence_task", self.sentence_task, SENTENCE_TASKS)
         check_span_options(self.span_p, self.max_span_length, self.max_ngram)
+        self._check_streaming()
+
+    def _check_streaming(self):
+        if not isinstance(self.streaming, bool):
+            raise ValueError(f"`streaming` must be True or False; received {self.streaming!r}")
+        for name in ("stream_cycle_length", "stream_buffer_sentences", "stream_window_documents",
+                     "stream_shuffle_buffer", "num_workers"):
+            check_positive_int(name, getattr(self, name))
+        if not isinstance(self.worker_index, int) or not 0 <= self.worker_index < self.num_workers:
+            raise ValueError(
+                f"`worker_index` must be in [0, num_workers {self.num_workers}); received {self.worker_index!r}"
+            )
+        if self.streaming and self.sentence_task != "nsp":
+            raise ValueError(
+                f"`streaming=True` draws NSP pairs only; received sentence_task={self.sentence_task!r} (read the "
+                "corpus in memory for sop or none)"
+            )
+        if self.num_workers > 1 and not self.streaming:
+            raise ValueError(
+                f"`num_workers` {self.num_workers} needs `streaming=True`: the in-memory path gives every "
+                "worker the whole corpus (its batches are sharded by the distribution strategy)"
+            )
 
     @property
     def num_predictions(self):

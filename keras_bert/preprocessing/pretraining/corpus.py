@@ -150,33 +150,31 @@ def split_sentences(text):
 
 
 def _read_lines(path, max_line_chars, stats):
-    """Decoded lines of a file; over-long lines dropped, bad bytes replaced."""
+    """Decoded lines of a file, read a line at a time; over-long lines dropped, bad bytes replaced.
+
+    Splitting the bytes at b"\\n" and decoding each line gives the same text as
+    decoding the whole file first (no UTF-8 sequence contains the newline
+    byte), and a streamed corpus never holds a whole file.
+    """
     with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        text_lines = raw.decode("utf-8").split("\n")
-    except UnicodeDecodeError:
-        text_lines = []
-        for line in raw.split(b"\n"):
+        for raw in f:
+            stats["lines"] += 1
+            raw = raw[:-1] if raw.endswith(b"\n") else raw
             try:
-                text_lines.append(line.decode("utf-8"))
+                line = raw.decode("utf-8")
             except UnicodeDecodeError:
                 stats["invalid_utf8_lines"] += 1
-                text_lines.append(line.decode("utf-8", errors="replace"))
-    if text_lines and text_lines[-1] == "":
-        text_lines.pop()  # the empty string after a final newline
-    for line in text_lines:
-        stats["lines"] += 1
-        line = line.rstrip("\r")
-        if len(line) > max_line_chars:
-            stats["skipped_long_lines"] += 1
-            # Treated as a paragraph break: text around it stays apart.
-            yield ""
-            continue
-        if _CONTROL.search(line):
-            # Kept: the tokenizer's cleanup drops control characters.
-            stats["control_char_lines"] += 1
-        yield line
+                line = raw.decode("utf-8", errors="replace")
+            line = line.rstrip("\r")
+            if len(line) > max_line_chars:
+                stats["skipped_long_lines"] += 1
+                # Treated as a paragraph break: text around it stays apart.
+                yield ""
+                continue
+            if _CONTROL.search(line):
+                # Kept: the tokenizer's cleanup drops control characters.
+                stats["control_char_lines"] += 1
+            yield line
 
 
 def read_documents(
@@ -229,8 +227,8 @@ def read_documents(
 
 
 def _file_documents(lines, document_boundary, line_format, document_separator, chapter, stats):
-    """The documents of one file's lines (see `read_documents`)."""
-    documents, document, paragraph = [], [], []
+    """Yields the documents of one file's lines (see `read_documents`), each as soon as it ends."""
+    finished, document, paragraph = [], [], []
 
     def end_paragraph():
         if paragraph:
@@ -240,7 +238,7 @@ def _file_documents(lines, document_boundary, line_format, document_separator, c
     def end_document():
         end_paragraph()
         if document:
-            documents.append(list(document))
+            finished.append(list(document))
         document.clear()
 
     for line in lines:
@@ -261,8 +259,35 @@ def _file_documents(lines, document_boundary, line_format, document_separator, c
             document.extend(split_sentences(stripped))
         else:
             paragraph.append(stripped)
+        if finished:
+            yield finished.pop()
     end_document()
-    return documents
+    yield from finished
+
+
+def iter_file_documents(
+    path,
+    document_boundary="chapter",
+    line_format="wrapped",
+    document_separator=None,
+    chapter_pattern=CHAPTER_PATTERN,
+    max_line_chars=20_000,
+    stats=None,
+):
+    """Yields the documents of one text file, one at a time (what a streamed corpus reads).
+
+    The same documents, in the same order, as `read_documents([path], ...)`,
+    but only the current document and paragraph are held; the arguments are
+    those of `read_documents`.
+
+    Yields:
+        Documents, each a non-empty list of sentence strings.
+    """
+    stats = _with_counters(stats)
+    stats["files"] += 1
+    lines = _read_lines(path, max_line_chars, stats)
+    chapter = re.compile(chapter_pattern, re.IGNORECASE)
+    yield from _file_documents(lines, document_boundary, line_format, document_separator, chapter, stats)
 
 
 def tokenize_documents(documents, tokenizer, max_sentence_tokens=None, batch_size=4096, stats=None):

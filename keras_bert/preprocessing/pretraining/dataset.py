@@ -3,7 +3,8 @@
 "dynamic": pairs made in Python once or every epoch, masks drawn anew every
 epoch inside `tf.data`. "static": `dupe_factor` rounds masked once and written
 to sharded TFRecords (reused while the settings match), then read back. Both
-are seeded: the same seed gives the same batches.
+are seeded: the same seed gives the same batches. Either can stream the corpus
+(`streaming=True`, see `streaming.py`) instead of holding it in memory.
 """
 
 import hashlib
@@ -16,12 +17,14 @@ import tensorflow as tf
 
 from keras_bert.preprocessing.pretraining.config import PretrainingDataConfig
 from keras_bert.preprocessing.pretraining.corpus import (
+    CORPUS_COUNTERS,
     corpus_summary,
     expand_text_files,
     read_documents,
     tokenize_documents,
 )
 from keras_bert.preprocessing.pretraining.examples import (
+    _example_features,  # one flat dict per batch, as the in-memory static writer stores
     create_pretraining_examples,
     to_model_inputs,
     without_sentence_task,
@@ -35,7 +38,11 @@ from keras_bert.preprocessing.pretraining.packing import (
 )
 from keras_bert.preprocessing.pretraining.seeds import batch_seed, int_seed
 from keras_bert.preprocessing.pretraining.sentence_pairs import create_sentence_rows
-from keras_bert.preprocessing.pretraining.tfrecords import read_tfrecords, write_tfrecords
+from keras_bert.preprocessing.pretraining.streaming import StreamedPairBatches
+from keras_bert.preprocessing.pretraining.tfrecords import read_tfrecords, write_tfrecord_batches, write_tfrecords
+
+# Above this many bytes of text, the in-memory path suggests `streaming=True`.
+STREAMING_HINT_BYTES = 1 << 30
 
 
 def pretraining_dataset(files, tokenizer, config=None, *, verbose=1, return_stats=False, **options):
@@ -83,15 +90,26 @@ def pretraining_dataset(files, tokenizer, config=None, *, verbose=1, return_stat
         `padding_fraction_packed` (of the first epoch's pairs in dynamic
         mode, of all rounds in static mode).
 
+        With `streaming=True` the corpus is read a bounded buffer at a time
+        (see `streaming.py`): the dataset is one pass over the files, of
+        unknown length (repeat it; every pass is a new epoch: new file order,
+        pairs and masks), and `stats` count what has been read so far.
+
     Examples:
 
     ```python
     dataset = pretraining_dataset("texts/*.txt", tokenizer, sequence_length=64, masking="whole-word")
+    dataset = pretraining_dataset("shards/", tokenizer, streaming=True).repeat()  # larger than memory
     config = PretrainingDataConfig(sequence_length=64, mode="static", output_dir="records")
     dataset = pretraining_dataset("texts/", tokenizer, config, seed=1)
     ```
     """
     config = _resolve_config(config, options)
+    paths = _listed_files(files)
+    if config.streaming:
+        dataset, stats = _streamed(files, paths, tokenizer, config, verbose)
+        return (dataset, stats) if return_stats else dataset
+    _suggest_streaming(paths, verbose)
     token_docs, start_docs, stats = _tokenized_corpus(files, tokenizer, config)
     if verbose:
         print(f"pretraining_dataset: {corpus_summary(stats)}")
@@ -116,6 +134,46 @@ def _resolve_config(config, options):
             "(pass options such as `sequence_length=` by name)"
         )
     return config.replace(**options) if options else config
+
+
+def _listed_files(files):
+    """The text files `files` names (see `expand_text_files`); an error naming `files` when there are none."""
+    paths = expand_text_files(files)
+    if not paths:
+        raise ValueError(f"`files` names no text files; received {files!r}")
+    return paths
+
+
+def _suggest_streaming(paths, verbose):
+    size = sum(os.path.getsize(p) for p in paths)
+    if verbose and size > STREAMING_HINT_BYTES:
+        print(
+            f"pretraining_dataset: the corpus has {size / 2**30:.1f} GiB of text and will be held in memory; "
+            "streaming=True (--streaming) reads it a bounded buffer at a time"
+        )
+
+
+def _streamed(files, paths, tokenizer, config, verbose):
+    """The streaming path: `(dataset, stats)`, the corpus read as batches are drawn (see `streaming.py`)."""
+    stats = {key: 0 for key in CORPUS_COUNTERS}
+    if config.mode == "static":
+        # Every pair is written; read_tfrecords batches (and drops) them.
+        stream = StreamedPairBatches(paths, tokenizer, config.replace(drop_remainder=False), stats)
+    else:
+        stream = StreamedPairBatches(paths, tokenizer, config, stats)
+    if verbose:
+        share = f" (worker {config.worker_index} of {config.num_workers})" if config.num_workers > 1 else ""
+        print(f"pretraining_dataset: streaming {len(stream.files)} of {len(paths)} files{share}")
+    if config.mode == "static":
+        dataset = _static_dataset(files, None, None, tokenizer, config, stats, verbose, stream=stream)
+    else:
+        pairs = tf.data.Dataset.from_generator(stream.generator(), output_signature=_batch_signature(config))
+        dataset = _masked(pairs, tokenizer, config)
+        if verbose:
+            print(f"pretraining_dataset: first batch after {corpus_summary(stats)}")
+    if config.pack_sequences and verbose and "packed_rows" in stats:
+        print(f"pretraining_dataset: {packing_summary(stats)} (first block)")
+    return dataset, stats
 
 
 def _tokenized_corpus(files, tokenizer, config):
@@ -169,7 +227,6 @@ class _EpochPairs:
 
 def _dynamic_dataset(token_docs, start_docs, tokenizer, config, stats):
     """Pairs from Python (`_EpochPairs`), masked inside `tf.data` with per-batch seeds."""
-    masker = BatchMasker(tokenizer, **config.masking_options)
     epoch_pairs = _EpochPairs(token_docs, start_docs, tokenizer, config, stats)
     num_batches, rows_per_epoch = _batches_per_epoch(len(epoch_pairs(0)["nsp"]), config)
     generate = _batch_generator(epoch_pairs, config, rows_per_epoch)
@@ -179,6 +236,12 @@ def _dynamic_dataset(token_docs, start_docs, tokenizer, config, stats):
     # run past the end (with an unknown length, Keras 3.15 on TF averaged an
     # empty extra step into the per-output loss metrics).
     dataset = dataset.apply(tf.data.experimental.assert_cardinality(num_batches))
+    return _masked(dataset, tokenizer, config)
+
+
+def _masked(dataset, tokenizer, config):
+    """`(batch of pairs, seed)` elements → masked `(x, y, sample_weight)` batches, in `tf.data`."""
+    masker = BatchMasker(tokenizer, **config.masking_options)
 
     def mask(batch, seed):
         masked = masker(batch, seed)
@@ -252,8 +315,11 @@ def _batch_signature(config):
     return pairs, tf.TensorSpec([2], tf.int64)
 
 
-def _static_dataset(files, token_docs, start_docs, tokenizer, config, stats, verbose):
-    """TFRecords in `config.output_dir` (reused when their settings match), read back as batches."""
+def _static_dataset(files, token_docs, start_docs, tokenizer, config, stats, verbose, stream=None):
+    """TFRecords in `config.output_dir` (reused when their settings match), read back as batches.
+
+    With a `StreamedPairBatches` `stream`, the examples are written as they are made (`token_docs` unused).
+    """
     settings = _static_settings(files, tokenizer, config)
     output_dir = config.output_dir
     if output_dir is None:
@@ -265,6 +331,8 @@ def _static_dataset(files, token_docs, start_docs, tokenizer, config, stats, ver
         stats.update(meta.get("packing", {}))
         if verbose:
             print(f"pretraining_dataset: reusing {len(paths)} TFRecord files in {output_dir}")
+    elif stream is not None:
+        paths = _write_streamed_examples(stream, tokenizer, config, settings, output_dir, stats, verbose)
     else:
         paths = _write_examples(token_docs, start_docs, tokenizer, config, settings, output_dir, stats, verbose)
     return read_tfrecords(
@@ -301,7 +369,13 @@ def _static_settings(files, tokenizer, config):
         settings.update(span_p=config.span_p, max_span_length=config.max_span_length)
     if config.masking == "ngram":
         settings["max_ngram"] = config.max_ngram
+    if config.streaming:  # likewise: other pairs (window, buffers), so other files
+        settings["streaming"] = {k: getattr(config, k) for k in _STREAMING_FIELDS}
     return settings
+
+
+_STREAMING_FIELDS = ("stream_cycle_length", "stream_buffer_sentences", "stream_window_documents",
+                     "stream_shuffle_buffer", "shuffle", "num_workers", "worker_index")
 
 
 def _matching_metadata(output_dir, settings):
@@ -330,13 +404,49 @@ def _write_examples(token_docs, start_docs, tokenizer, config, settings, output_
         max_ngram=config.max_ngram,
         **({"pack_sequences": True, "max_sequences_per_pack": packing, "stats": stats} if packing else {}),
     )
-    paths = write_tfrecords(examples, output_dir, config.num_shards, progress=bool(verbose))
     stats["examples"] = int(len(examples["nsp"]))
+    _check_one_batch(stats["examples"], config)
+    paths = write_tfrecords(examples, output_dir, config.num_shards, progress=bool(verbose))
+    _write_metadata(output_dir, settings, paths, stats, config, verbose)
+    return paths
+
+
+def _write_streamed_examples(stream, tokenizer, config, settings, output_dir, stats, verbose):
+    """Static mode over a stream: `dupe_factor` passes, each masked and written batch by batch."""
+    pairs = tf.data.Dataset.from_generator(
+        stream.generator(), output_signature=_batch_signature(config.replace(drop_remainder=False))
+    )
+    masked = _masked(pairs, tokenizer, config)
+
+    def rounds():
+        for _ in range(config.dupe_factor):  # every pass over `masked` is the stream's next epoch
+            for x, y, weights in masked.as_numpy_iterator():
+                yield _example_features(x, y, weights)
+
+    paths, stats["examples"] = write_tfrecord_batches(rounds(), output_dir, config.num_shards, progress=bool(verbose))
+    try:
+        _check_one_batch(stats["examples"], config)
+    except ValueError:
+        for path in paths:  # nothing is left behind for a later run to reuse
+            os.remove(path)
+        raise
+    _write_metadata(output_dir, settings, paths, stats, config, verbose)
+    return paths
+
+
+def _check_one_batch(num_examples, config):
+    if config.drop_remainder and num_examples < config.batch_size:
+        raise ValueError(
+            f"The corpus gives {num_examples} examples, fewer than `batch_size` {config.batch_size}; "
+            "use a smaller batch_size or drop_remainder=False."
+        )
+
+
+def _write_metadata(output_dir, settings, paths, stats, config, verbose):
     meta = {"settings": settings, "paths": paths, "examples": stats["examples"]}
-    if packing:
+    if config.packing:
         meta["packing"] = {k: stats[k] for k in PACKING_STATS}
     with open(os.path.join(output_dir, "metadata.json"), "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=1)
     if verbose:
         print(f"pretraining_dataset: wrote {stats['examples']} examples to {output_dir}")
-    return paths

@@ -302,3 +302,44 @@ def _trim_pair(a, b, max_num_tokens, rng):
         else:
             b0, b1 = (b0 + 1, b1) if front else (b0, b1 - 1)
     return (a0, a1), (b0, b1)
+
+
+def flat_document(sentences, word_starts=None):
+    """One tokenized document → `(ids, starts, bounds)`, the flat form `window_pairs` takes.
+
+    Args:
+        sentences: a list of per-sentence id arrays (one document of
+            `tokenize_documents`), at least one of them non-empty.
+        word_starts: optional, shaped like `sentences`.
+
+    Returns:
+        int32 ids `(num_tokens,)`, int8 word starts `(num_tokens,)` and int64
+        sentence offsets `(num_sentences + 1,)`.
+    """
+    corpus = _FlatCorpus([sentences], None if word_starts is None else [word_starts])
+    return corpus.ids[0], corpus.starts[0], corpus.bounds[0]
+
+
+def window_pairs(window, sequence_length, cls_token_id, sep_token_id, pad_token_id, rng, short_seq_prob=0.1,
+                 random_next_probability=0.5):
+    """NSP pairs of the newest document of a window of recent documents (the streamed corpus's rule).
+
+    The pairs of the last document of `window` are chosen exactly as
+    `create_nsp_pairs` chooses a document's pairs, except that a random B
+    comes from another document of `window` instead of the whole corpus.
+    The pairs are not shuffled.
+
+    Args:
+        window: a sequence of `flat_document` triples, the newest last.
+        sequence_length, cls_token_id, sep_token_id, pad_token_id,
+            short_seq_prob, random_next_probability: as in `create_nsp_pairs`.
+        rng: a `random.Random`, drawn from in the same order as `create_nsp_pairs` does.
+
+    Returns:
+        The dict of arrays `create_nsp_pairs` returns, for this document's pairs.
+    """
+    corpus = _FlatCorpus.__new__(_FlatCorpus)  # already flat: no per-sentence concatenation again
+    corpus.ids, corpus.starts, corpus.bounds = (list(part) for part in zip(*window))
+    chooser = _PairChooser(corpus.bounds, sequence_length - 3, short_seq_prob, random_next_probability, rng)
+    spans = list(chooser.document_pairs(len(window) - 1))
+    return corpus.layout(spans, sequence_length, cls_token_id, sep_token_id, pad_token_id)

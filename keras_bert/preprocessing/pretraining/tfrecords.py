@@ -120,3 +120,42 @@ def _feature_spec(T, P, S):
         spec["nsp_positions"] = tf.io.FixedLenFeature([S], tf.int64)
         spec["nsp_weights"] = tf.io.FixedLenFeature([S], tf.float32)
     return spec
+
+
+def write_tfrecord_batches(batches, output_dir, num_shards=4, prefix="pretraining", progress=False):
+    """Writes batches of static examples as they come, for a stream of unknown length.
+
+    Batch `k` goes to shard `k % num_shards`, so no more than one batch is held
+    (reading the shards in order does not give the examples in order; read
+    them shuffled).
+
+    Args:
+        batches: an iterable of dicts of numpy arrays, each keyed like
+            `create_pretraining_examples`'s output.
+        output_dir: folder to write to (created if needed).
+        num_shards: number of files (a shard may stay empty).
+        prefix: file name prefix.
+        progress: show a running count.
+
+    Returns:
+        `(paths, num_examples)`: the written file paths, in order, and the
+        number of examples written.
+    """
+    os.makedirs(output_dir, exist_ok=True)
+    num_shards = max(1, int(num_shards))
+    paths = [os.path.join(output_dir, f"{prefix}-{s:05d}-of-{num_shards:05d}.tfrecord") for s in range(num_shards)]
+    bar = keras.utils.Progbar(None, unit_name="example") if progress else None
+    writers = [tf.io.TFRecordWriter(path) for path in paths]
+    count = 0
+    try:
+        for k, batch in enumerate(batches):
+            size = len(batch["nsp"])
+            for i in range(size):
+                writers[k % num_shards].write(_serialize(batch, i))
+            count += size
+            if bar is not None:
+                bar.add(size)
+    finally:
+        for writer in writers:
+            writer.close()
+    return paths, count

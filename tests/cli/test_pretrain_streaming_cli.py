@@ -1,0 +1,21 @@
+"""`keras-bert pretrain --streaming`: a tiny job on a streamed corpus, on every backend (the data is
+tf.data, the training each backend's own)."""
+
+import json
+import math
+
+from keras_bert.cli.main import main
+
+
+def test_pretrain_streaming_trains_and_records_the_option(corpus, tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = [
+        "pretrain", "--corpus", str(corpus / "train.txt"), "--vocab", str(corpus / "vocab.txt"), "--size", "tiny",
+        "--sequence-length", "32", "--batch-size", "4", "--steps", "1", "--streaming", "--no-tensorboard",
+        "--out", str(out),
+    ]
+    assert main(argv) == 0
+    assert "pretraining_dataset: streaming 1 of 1 files" in capsys.readouterr().out
+    config = json.loads((out / "config.json").read_text())
+    assert config["job"]["streaming"] is True and config["job"]["num_workers"] == 1
+    assert math.isfinite(config["final_metrics"]["loss"]) and (out / "model.keras").is_file()
