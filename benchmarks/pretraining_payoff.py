@@ -53,6 +53,9 @@ try:  # The objectives added beside MLM + NSP, where this version of the package
     OBJECTIVES.update(_PACKAGE_OBJECTIVES)
 except ImportError:
     pass
+# ELECTRA's replaced-token detection is a model (`pretrain(objective="electra")`, a generator a quarter as
+# wide), not a data option: on mlm_nsp's batches (NSP labels unused); its "held-out MLM" is the generator's.
+OBJECTIVES["electra"] = {"masking": "whole-word", "objective": "electra"}
 
 
 def prepare_corpus(work, train_rows):

@@ -41,6 +41,7 @@ from keras_bert.models import (
     ElectraBackbone,
     ElectraDiscriminator,
     ElectraGenerator,
+    ElectraPretrainer,
     EncoderBackbone,
     RobertaBackbone,
     Distiller,

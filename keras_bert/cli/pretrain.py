@@ -2,6 +2,7 @@
 
     keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --steps 5000 --out runs/mini [--resume]
     keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --budget-minutes 20 --out runs/mini
+    keras-bert pretrain ... --objective electra [--generator-size 0.25]   (ELECTRA's replaced-token detection)
 """
 
 import argparse
@@ -85,6 +86,23 @@ def add_pretrain_arguments(parser):
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
     parser.add_argument("--no-tensorboard", action="store_true")
     parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument(
+        "--objective",
+        choices=["bert", "electra"],
+        default="bert",
+        help="bert: masked LM (+ sentence task); electra: replaced-token detection, a small generator fills the "
+        "masked positions and the discriminator (the model to fine-tune) finds them",
+    )
+    parser.add_argument(
+        "--generator-size",
+        type=float,
+        default=0.25,
+        help="--objective electra: the generator's width as a fraction of the discriminator's, in (0, 1] "
+        "(default 0.25)",
+    )
+    parser.add_argument(
+        "--rtd-weight", type=float, default=50.0, help="--objective electra: weight of the RTD loss (default 50)"
+    )
 
 
 def mesh_shape(text):
@@ -143,6 +161,14 @@ def run_pretrain(args):
         max_span_length=args.max_span_length,
         max_ngram=args.max_ngram,
         streaming=args.streaming,
+        **_electra_arguments(args),
     )
     print(summary)
     return 0
+
+
+def _electra_arguments(args):
+    """The `--objective electra` options for `pretrain` (none for "bert": its defaults)."""
+    if args.objective != "electra":
+        return {}
+    return {"objective": "electra", "generator_size": args.generator_size, "rtd_weight": args.rtd_weight}

@@ -2,7 +2,8 @@
 
 `--init` is a Hugging Face BERT folder, a `.keras` file holding a
 `BertBackbone` or any model with a `.backbone` (a `BertPretrainer` from
-`keras-bert pretrain`, a fine-tuned model), any other checkpoint
+`keras-bert pretrain`, whose `--objective electra` runs give the
+`ElectraPretrainer`'s discriminator, a fine-tuned model), any other checkpoint
 `BertBackbone.from_pretrained` reads, a preset name (`bert_base_en_uncased`,
 `google-bert/bert-base-uncased`, ...) or `hf://owner/name`, read from the
 Hugging Face cache (downloaded when online), or a size name ("tiny",
@@ -97,10 +98,13 @@ def _with_dropout(backbone, dropout):
     packed = getattr(backbone, "packed_inputs", False)
     if (dropout is None or backbone.dropout == dropout) and not packed:
         return backbone
-    config = {**backbone.get_config(), "packed_inputs": False}
+    config = backbone.get_config()
+    if packed:
+        config["packed_inputs"] = False
     if dropout is not None:
         config["dropout"] = dropout
-    rebuilt = BertBackbone.from_config(config)
+    # Its own class: the discriminator of `--objective electra` runs is an ElectraBackbone.
+    rebuilt = type(backbone).from_config(config)
     rebuilt.set_weights(backbone.get_weights())
     return rebuilt
 

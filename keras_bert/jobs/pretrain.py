@@ -6,7 +6,8 @@ Everything here composes public pieces: `BertTokenizer`, `pretraining_dataset`
 resumes, checkpoints and saves every job.
 
 Output folder layout:
-    model.keras          the final BertPretrainer (its `.backbone` is the encoder)
+    model.keras          the final BertPretrainer (its `.backbone` is the encoder), or with
+                         `objective="electra"` the ElectraPretrainer (its `.backbone` is the discriminator)
     vocab.txt            the vocabulary the model was trained with
     config.json          backbone config, job arguments, final metrics
     history.csv          per-epoch (= per-checkpoint) training and held-out metrics
@@ -16,6 +17,7 @@ Output folder layout:
 
 import os
 import time
+import zlib
 
 import keras
 
@@ -24,13 +26,20 @@ from keras_bert.jobs.progress import CheckpointIntervalProgbar
 from keras_bert.jobs.runner import JobRunner
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
+from keras_bert.models.bert_sizes import BERT_SIZES
+from keras_bert.models.electra_backbone import ElectraBackbone
+from keras_bert.models.electra_pretrainer import ElectraPretrainer
 from keras_bert.optimizers import create_optimizer
 
 # Job arguments a resumed run must share with its checkpoint (besides every
 # data option but where static TFRecords go): anything else would silently
 # continue a different training.
 _RESUME_KEYS = ("corpus", "size", "steps", "optimizer", "learning_rate", "weight_decay", "warmup_steps",
-                "gradient_accumulation_steps", "checkpoint_every", "lowercase", "dropout", "dtype")
+                "gradient_accumulation_steps", "checkpoint_every", "lowercase", "dropout", "dtype",
+                "objective", "generator_size", "rtd_weight")
+# The models `objective` picks: BERT's masked LM (+ the sentence task of the data options) or ELECTRA's
+# replaced-token detection (the data objectives, masking and sentence task, are `PretrainingDataConfig`'s).
+MODEL_OBJECTIVES = ("bert", "electra")
 
 
 def default_checkpoint_every(steps):
@@ -80,7 +89,7 @@ def pretrain(
     gradient_accumulation_steps=None, seed=None,
     checkpoint_every=None, resume=False, overwrite=False, eval_corpus=None, eval_batches=20,
     strategy=None, mesh_shape=None, tpu=None, steps_per_execution=1,
-    tensorboard=True, verbose=1, callbacks=(),
+    tensorboard=True, verbose=1, callbacks=(), objective="bert", generator_size=0.25, rtd_weight=50.0,
     **data_options,
 ):
     """Pretrains a BERT with MLM + NSP (or SOP, or MLM alone: `sentence_task`) from text files.
@@ -107,10 +116,8 @@ def pretrain(
             it (or `resume`) such a folder is refused with FileExistsError.
         seed: seeds the model, dropout and the data; same seed, same run
             (default: `data.seed`, 0 unless set).
-        eval_corpus: held-out text files, evaluated at every checkpoint.
-        eval_batches: how many held-out batches to evaluate.
-        lowercase: the vocabulary is uncased.
-        dropout: dropout rate.
+        eval_corpus, eval_batches: held-out text files, and how many of their batches to evaluate at every checkpoint.
+        lowercase, dropout: the vocabulary is uncased; the dropout rate.
         dtype: e.g. "mixed_bfloat16", or "mixed_float16" (Keras then wraps the
             optimizer in a `LossScaleOptimizer`).
         strategy: None, a name from `keras_bert.distribution.STRATEGIES`
@@ -118,13 +125,13 @@ def pretrain(
             "model-parallel" on JAX), or a strategy / distribution object.
             The model and optimizer are built, and `fit` runs, under it; in a
             multi-process run only the chief writes to `output_dir`.
-        mesh_shape: (data, model) device mesh for "model-parallel".
-        tpu: TPU to use with "tpu" (see `keras_bert.distribution.create_strategy`).
+        mesh_shape, tpu: the (data, model) device mesh of "model-parallel"; the TPU of "tpu" (see `create_strategy`).
         steps_per_execution: training steps per call into the compiled
             function (raise it on TPUs, where each call has a host round trip).
         tensorboard: write TensorBoard logs.
         verbose: 1 for progress bars and summaries, 0 for silence.
         callbacks: extra Keras callbacks.
+        objective, generator_size, rtd_weight: "bert" (`BertPretrainer`) or "electra"; see `objective_options`.
         **data_options: `PretrainingDataConfig` fields, replacing those of
             `data`: `sequence_length`, `batch_size` (the global batch, split
             evenly across the data-parallel replicas of `strategy`),
@@ -144,6 +151,7 @@ def pretrain(
     checkpoint_every = _validate_steps(steps, checkpoint_every)
     warmup_steps = int(0.1 * steps) if warmup_steps is None else warmup_steps
     config = _data_config(data, data_options, seed)
+    options = objective_options(objective, size, config, generator_size, rtd_weight)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures
     # the runtime for the cluster when it is created.
     distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
@@ -158,7 +166,7 @@ def pretrain(
         dtype=str(dtype) if dtype else None, backend=keras.backend.backend(),
         strategy=strategy if strategy is None or isinstance(strategy, str) else type(strategy).__name__,
         mesh_shape=list(mesh_shape) if mesh_shape else None, data_parallel_size=replicas,
-        **_recorded_data_options(config),
+        **_recorded_data_options(config), **options,
     )
     data_keys = tuple(k for k in _recorded_data_options(config) if k != "tfrecords_dir")
     runner = JobRunner(
@@ -172,7 +180,7 @@ def pretrain(
     model = runner.build_or_resume(
         lambda: _build_pretrainer(
             size, tokenizer.vocabulary_size(), config, dropout, dtype,
-            create_optimizer(optimizer, total_steps=steps, **updates), steps_per_execution,
+            create_optimizer(optimizer, total_steps=steps, **updates), steps_per_execution, **options,
         )
     )
     train, validation, baselines = _datasets(
@@ -182,7 +190,7 @@ def pretrain(
         model, train, epochs=steps // checkpoint_every, steps_per_epoch=checkpoint_every, validation_data=validation
     )
     runner.save(model, tokenizer.get_vocabulary())
-    summary = _summary(history, baselines, started, steps, runner.start_step, config.sentence_task)
+    summary = _summary(history, baselines, started, steps, runner.start_step, config.sentence_task, options)
     runner.write_json("config.json", {"backbone": model.backbone.get_config(), "job": job, **summary})
     runner.finish()
     if verbose and runner.chief:
@@ -238,8 +246,70 @@ def _tokenizer(vocabulary, lowercase):
     return BertTokenizer(vocabulary, lowercase=lowercase)
 
 
-def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution):
-    """A new, compiled `BertPretrainer` of `size` for batches shaped by `config`."""
+def objective_options(objective, size, config, generator_size=0.25, rtd_weight=50.0):
+    """The job record's entries of the objective, after checking what ELECTRA cannot do.
+
+    "bert": a `BertPretrainer` (masked LM and the sentence task). "electra": an
+    `ElectraPretrainer` whose discriminator, the model to fine-tune, is an
+    `ElectraBackbone` of `size`; a generator `generator_size` as wide fills the
+    masked positions with samples, and the RTD loss weighs `rtd_weight`. The
+    batches are the same (their sentence labels unused), not packed; the
+    summary then also has `heldout`: the held-out generator MLM and RTD accuracies.
+
+    Returns:
+        `{"objective": "bert"}`, or for "electra" also `generator_size` and `rtd_weight`.
+    """
+    if objective not in MODEL_OBJECTIVES:
+        raise ValueError(f"`objective` must be one of {list(MODEL_OBJECTIVES)}. Received: objective={objective!r}")
+    if objective == "electra" and config.pack_sequences:
+        raise ValueError(
+            "objective='electra' takes one example per row: ElectraBackbone has no packed inputs. "
+            "Received: pack_sequences=True"
+        )
+    if objective == "electra" and size not in BERT_SIZES:
+        raise ValueError(f"`size` must be one of {list(BERT_SIZES)}. Received: size={size!r}")
+    if objective == "bert":
+        return {"objective": objective}
+    return {"objective": objective, "generator_size": generator_size, "rtd_weight": rtd_weight}
+
+
+def electra_heldout_metrics(final_metrics):
+    """The held-out accuracies of an ELECTRA run: the generator's MLM, replaced-token detection (all tokens,
+    replaced tokens, and the all-original baseline)."""
+    names = {
+        "val_generator_accuracy": "generator_mlm_accuracy",
+        "val_rtd_accuracy": "rtd_accuracy",
+        "val_rtd_replaced_accuracy": "rtd_replaced_accuracy",
+        "val_rtd_all_original_accuracy": "rtd_all_original_accuracy",
+    }
+    return {name: final_metrics[key] for key, name in names.items() if key in final_metrics}
+
+
+def _build_electra_pretrainer(
+    size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, generator_size, rtd_weight
+):
+    """A new, compiled `ElectraPretrainer` whose discriminator is an `ElectraBackbone` of the BERT `size`."""
+    backbone = ElectraBackbone(
+        vocabulary_size=vocabulary_size,
+        max_sequence_length=max(512, config.sequence_length),
+        dropout=dropout,
+        dtype=dtype,
+        **BERT_SIZES[size],
+    )
+    # The replacements' sampling is seeded from the data seed (an int or a str; Keras' seeds are ints).
+    seed = config.seed if isinstance(config.seed, int) else zlib.crc32(str(config.seed).encode())
+    model = ElectraPretrainer(backbone, generator_size=generator_size, rtd_weight=rtd_weight, seed=seed % 2**31)
+    model.compile(optimizer=optimizer, steps_per_execution=steps_per_execution)
+    return model
+
+
+def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, objective="bert",
+                      **electra_options):
+    """A new, compiled `BertPretrainer` of `size` for batches shaped by `config` (or the `ElectraPretrainer`)."""
+    if objective == "electra":
+        return _build_electra_pretrainer(
+            size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, **electra_options
+        )
     backbone = BertBackbone.from_size(
         size,
         vocabulary_size=vocabulary_size,
@@ -277,13 +347,14 @@ def _datasets(corpus, eval_corpus, eval_batches, tokenizer, config, start_step, 
     return train, validation, heldout_baselines(validation)
 
 
-def _summary(history, baselines, started, steps, start_step, sentence_task):
+def _summary(history, baselines, started, steps, start_step, sentence_task, options):
     """What `pretrain` returns and config.json records: final and held-out metrics, baselines, wall time."""
     final = {k: values[-1] for k, values in history.items()}
+    electra = options["objective"] == "electra"
     return {
         "final_metrics": final,
         "baselines": baselines,
-        "heldout": heldout_metrics(final, sentence_task),
+        "heldout": electra_heldout_metrics(final) if electra else heldout_metrics(final, sentence_task),
         "wall_seconds": round(time.time() - started, 1),
         "steps": steps,
         "resumed_from_step": start_step,
@@ -293,6 +364,14 @@ def _summary(history, baselines, started, steps, start_step, sentence_task):
 def _report(summary, model_path):
     heldout, baselines = summary["heldout"], summary["baselines"]
     print(f"Saved {model_path} after {summary['wall_seconds']} s")
+    if "rtd_accuracy" in heldout:  # objective="electra"
+        print(
+            f"held-out generator MLM accuracy {heldout['generator_mlm_accuracy']:.3f} (most-frequent-token baseline "
+            f"{baselines['val_mlm_accuracy_most_frequent_token']:.3f}); held-out RTD accuracy "
+            f"{heldout['rtd_accuracy']:.3f} (all-original baseline {heldout['rtd_all_original_accuracy']:.3f}), on "
+            f"replaced tokens {heldout['rtd_replaced_accuracy']:.3f}"
+        )
+        return
     if "mlm_accuracy" in heldout:
         line = (
             f"held-out MLM accuracy {heldout['mlm_accuracy']:.3f} (most-frequent-token baseline "

@@ -15,6 +15,7 @@ from keras_bert.models.distil_bert_backbone import DistilBertBackbone
 from keras_bert.models.electra_backbone import ElectraBackbone
 from keras_bert.models.electra_discriminator import ElectraDiscriminator
 from keras_bert.models.electra_generator import ElectraGenerator
+from keras_bert.models.electra_pretrainer import ElectraPretrainer
 from keras_bert.models.encoder_backbone import EncoderBackbone
 from keras_bert.models.roberta_backbone import RobertaBackbone
 from keras_bert.models.distiller import Distiller
@@ -37,6 +38,7 @@ __all__ = [
     "ElectraBackbone",
     "ElectraDiscriminator",
     "ElectraGenerator",
+    "ElectraPretrainer",
     "EncoderBackbone",
     "RobertaBackbone",
     "Distiller",

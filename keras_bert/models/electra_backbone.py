@@ -30,6 +30,11 @@ class ElectraBackbone(EncoderBackbone):
         output_hidden_states: bool. Also output every layer's hidden states.
         output_attentions: bool. Also output every layer's attention probabilities.
         dtype: dtype or `keras.DTypePolicy` for the whole model.
+        shared_embeddings: optional `BertEmbeddings` layer of another backbone
+            to use instead of new embeddings (ELECTRA's generator shares the
+            discriminator's token, position and segment embeddings). Its sizes
+            must be this backbone's. Not part of the config: the model that
+            shares (`ElectraPretrainer`) passes it again when rebuilt.
 
     Inputs (a dict): `token_ids`, `segment_ids`, `padding_mask`, int32 tensors
     of shape `(batch_size, sequence_length)` (as `BertBackbone`'s).
@@ -81,22 +86,29 @@ class ElectraBackbone(EncoderBackbone):
         output_hidden_states=False,
         output_attentions=False,
         dtype=None,
+        shared_embeddings=None,
         **kwargs,
     ):
         check_encoder_sizes(num_layers, num_heads, hidden_dim)
         embedding_dim = hidden_dim if embedding_dim is None else embedding_dim
 
         # === Layers === (locals until the model is initialised, for the torch backend)
-        embeddings = BertEmbeddings(
-            vocabulary_size=vocabulary_size,
-            hidden_dim=embedding_dim,
-            max_sequence_length=max_sequence_length,
-            num_segments=num_segments,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            dtype=dtype,
-            name="embeddings",
-        )
+        if shared_embeddings is not None:
+            _check_shared_embeddings(
+                shared_embeddings, vocabulary_size, embedding_dim, max_sequence_length, num_segments
+            )
+            embeddings = shared_embeddings
+        else:
+            embeddings = BertEmbeddings(
+                vocabulary_size=vocabulary_size,
+                hidden_dim=embedding_dim,
+                max_sequence_length=max_sequence_length,
+                num_segments=num_segments,
+                dropout=dropout,
+                layer_norm_epsilon=layer_norm_epsilon,
+                dtype=dtype,
+                name="embeddings",
+            )
         embedding_projection = None
         if embedding_dim != hidden_dim:
             embedding_projection = keras.layers.Dense(
@@ -138,3 +150,20 @@ class ElectraBackbone(EncoderBackbone):
         self.activation = activation
         self.output_hidden_states = output_hidden_states
         self.output_attentions = output_attentions
+
+
+def _check_shared_embeddings(embeddings, vocabulary_size, embedding_dim, max_sequence_length, num_segments):
+    """Raises ValueError unless the shared `BertEmbeddings` has the sizes the backbone asks for."""
+    wanted = {
+        "vocabulary_size": vocabulary_size,
+        "hidden_dim": embedding_dim,
+        "max_sequence_length": max_sequence_length,
+        "num_segments": num_segments,
+    }
+    different = {k: (getattr(embeddings, k, None), v) for k, v in wanted.items() if getattr(embeddings, k, None) != v}
+    if not isinstance(embeddings, BertEmbeddings) or different:
+        shown = ", ".join(f"{k}: shared {a!r}, backbone {b!r}" for k, (a, b) in different.items())
+        raise ValueError(
+            f"`shared_embeddings` must be a BertEmbeddings of the backbone's sizes. Received: "
+            f"{type(embeddings).__name__}{' (' + shown + ')' if shown else ''}"
+        )
