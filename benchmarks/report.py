@@ -129,8 +129,17 @@ def write_report(path, run, records, errors):
         goals.append(_goal("int8 or bf16 inference vs our fp32 (best case)", best[0], 1.5,
                            detail=f"best: {best[1]}{accuracy}"))
     train = [r for r in records if r["case"] == "train"]
-    ours_train = [r for r in train if r["impl"] == "keras_bert"]
+    # MLM+NSP (BertPretrainer, beside HF BertForPreTraining); MLM alone (BertMaskedLM, beside keras-hub's).
+    ours_train = [r for r in train if r["impl"] == "keras_bert" and r["config"].endswith("MLM+NSP")]
     goals.append(_best_vs_hf("MLM+NSP training step vs HF BertForPreTraining", 1.2, ours_train, train))
+    hub_train = [(_ratio(r, _peer(train, r, impl="keras_hub", config=r["config"])), r) for r in train
+                 if r["impl"] == "keras_bert" and r["config"].endswith(" MLM")]
+    hub_train = [(v, r) for v, r in hub_train if v is not None]
+    if hub_train:
+        worst_v, worst = min(hub_train, key=lambda t: t[0])
+        goals.append(_goal("MLM training step vs keras-hub BertMaskedLM, same backend (worst case)", worst_v, 1.0,
+                           detail=f"worst: {worst['backend']}; all: "
+                                  + ", ".join(f"{r['backend']} {v:.2f}×" for v, r in hub_train)))
     tok = [r for r in records if r["case"] == "tokenizer"]
     ours_tok, rust = _find(tok, impl="keras_bert"), _find(tok, impl="hf_tokenizers")
     if ours_tok:
@@ -191,36 +200,59 @@ def write_report(path, run, records, errors):
         ("vs HF eager fp32", vs(lambda r: _peer(fwd, r, impl="hf_transformers",
                                                 config=r["config"].rsplit(" ", 1)[0] + " fp32"))),
         ("vs ours fp32", vs(lambda r: _peer(fwd, r, impl=r["impl"], config=r["config"].rsplit(" ", 1)[0] + " fp32"))),
+        ("vs our Keras fp32", vs(lambda r: _peer(fwd, r, impl="keras_bert",
+                                                 config=r["config"].rsplit(" ", 1)[0] + " fp32"))),
         ("rel. error vs fp32", lambda r: f"{r['extra']['relative_error_vs_fp32']:.1e}"
          if "relative_error_vs_fp32" in r["extra"] else "–"),
     ], "keras_bert and keras-hub: `model.predict_on_batch` (Keras' compiled predict step: XLA on TensorFlow "
        "and JAX, eager on torch), random weights, no padding. HF: `BertModel` in `torch.inference_mode()`, "
        "eager, SDPA attention. bf16 = weights and activations in bfloat16; int8 = `model.quantize(\"int8\")` "
        "(Keras' own API: int8 weights with per-channel scales, activations quantized on the fly). "
-       "Relative error = ‖out − fp32‖ / ‖fp32‖ of `sequence_output`.")
+       "keras_bert_onnxruntime: our `export_onnx(..., quantize=\"int8\")` graph of the same weights, run by "
+       "`RuntimeModel`; hf_onnxruntime: HF's `BertModel` (the same seed-0 weights as the HF eager rows) exported "
+       "with `torch.onnx.export` (dynamic batch and length); int8 for both = "
+       "`onnxruntime.quantization.quantize_dynamic` (int8 weights, activations quantized on the fly); ONNX "
+       "Runtime's default threads; timed in the TensorFlow process only (the graphs do not depend on the "
+       "Keras backend). \"vs ours fp32\" compares a row with the same implementation in fp32. "
+       "Relative error = ‖out − fp32‖ / ‖fp32‖ of `sequence_output` (ONNX rows: against the fp32 model "
+       "they were exported from).")
     table("End to end: raw strings → predictions (sentences/s)",
           sorted(e2e, key=lambda r: (r.get("job", ""), r["impl"] != "keras_bert", r["config"])), [
         ("job", lambda r: r.get("job", "–")), ("impl", lambda r: r["impl"]), ("backend", lambda r: r["backend"]),
         ("config", lambda r: r["config"]),
         ("sentences/s median (min–max)", _rate),
         ("held-out accuracy", lambda r: f"{100 * r['extra']['accuracy']:.2f}%"),
-        ("vs HF", vs(lambda r: _peer(e2e, r, impl="hf_transformers"))),
+        ("vs HF fp32", vs(lambda r: _peer(e2e, r, impl="hf_transformers", config=r["config"].rsplit(" ", 1)[0] + " fp32"))),
         ("vs ours fp32", vs(lambda r: _peer(e2e, r, impl=r["impl"], config=r["config"].rsplit(" ", 1)[0] + " fp32"))),
+        ("vs our Keras fp32", vs(lambda r: _peer(e2e, r, impl="keras_bert",
+                                                 config=r["config"].rsplit(" ", 1)[0] + " fp32"))),
+        ("note", lambda r: "faster of: " + ", ".join(
+            f"{k} {v:.0f}/s" for k, v in r["extra"]["hf_bf16_trial_sentences_per_s"].items())
+         if "hf_bf16_trial_sentences_per_s" in r["extra"] else ""),
     ], "all-MiniLM-L6-v2 fine-tuned one epoch on the movie-review sentences (`benchmarks/classifier.py`). "
        "Speed: the first 320 held-out sentences per timed call; accuracy: all 1,054 held-out sentences; "
        "batch 32, at most 64 tokens. Ours: "
        "`TextClassifierPipeline` (tokenize with tf-text, pack, `predict`, softmax, label names). HF: "
        "`BertTokenizerFast` + `BertForSequenceClassification` with the same weights, padding to the longest "
-       "in each batch.")
-    table("One MLM+NSP pretraining step (tokens/s)", sorted(train, key=lambda r: (r.get("job", ""), r["impl"])), [
+       "in each batch; HF bf16 = the faster (timed against each other first, see note) of the model cast to "
+       "bfloat16 and fp32 weights under `torch.autocast(\"cpu\", bfloat16)`. keras_bert_onnxruntime: the same "
+       "`TextClassifierPipeline` over our `export_onnx` graph (fp32, dynamic int8) via `RuntimeModel`; "
+       "hf_onnxruntime: `BertTokenizerFast` + HF's `torch.onnx.export` graph of the same classifier (fp32, "
+       "`quantize_dynamic` int8), TensorFlow process only.")
+    table("One pretraining step: MLM+NSP, and MLM alone (tokens/s)",
+          sorted(train, key=lambda r: (r.get("job", ""), r["config"], r["impl"])), [
         ("job", lambda r: r.get("job", "–")), ("impl", lambda r: r["impl"]), ("backend", lambda r: r["backend"]), ("config", lambda r: r["config"]),
         ("tokens/s median (min–max)", _rate), ("GFLOP/s", lambda r: _fmt(r["gflops"])), ("MFU", mfu),
-        ("vs HF", vs(lambda r: _peer(train, r, impl="hf_transformers"))),
+        ("vs HF", vs(lambda r: _peer(train, r, impl="hf_transformers", config=r["config"]))),
+        ("vs keras-hub", vs(lambda r: _peer(train, r, impl="keras_hub", config=r["config"]))),
         ("loss first → last", lambda r: f"{r['extra']['first_loss']:.2f} → {r['extra']['last_loss']:.2f}"),
     ], "Ours: `BertPretrainer.train_on_batch` after `compile()` (AdamW, clipping; Keras' compiled train step). "
        "HF: `BertForPreTraining` forward + backward + `torch.optim.AdamW` + clipping, eager. 20 masked "
        "positions per sequence. GFLOP/s counts the useful work (3× forward, MLM logits at the masked "
-       "positions only) for both; HF also computes logits at all 128 positions, which it does not get credit for.")
+       "positions only) for both; HF also computes logits at all 128 positions, which it does not get credit for. "
+       "MLM rows: our `BertMaskedLM` and keras-hub's `BertMaskedLM` (no preprocessor) on the same backend, both "
+       "compiled with `keras_bert.optimizers.create_optimizer()` (AdamW, lr 1e-4, weight decay 0.01, clipping "
+       "1.0) and sparse cross-entropy over the 20 masked positions, same batch, same rounds.")
     table("Tokenizer (sentences/s)", tok, [
         ("impl", lambda r: r["impl"]), ("runs in", lambda r: r["backend"]),
         ("lines/s median (min–max)", _rate),
