@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from harness import numpy_tree, random_bert_inputs, run_model_test, tiny_backbone
+from harness import numpy_tree, random_bert_inputs, run_model_test, run_saving_test, tiny_backbone
 from keras_bert import BertBackbone
 
 TINY = dict(vocabulary_size=60, max_sequence_length=12)  # the sizes the assertions below name
@@ -182,8 +182,6 @@ def test_calling_a_backbone_does_not_serialise_its_config(monkeypatch):
 
 
 def test_gelu_approximate_is_an_option_and_exact_stays_the_default(tmp_path):
-    from harness import run_saving_test
-
     inputs = random_bert_inputs(2, 8, TINY["vocabulary_size"])
     exact = tiny_backbone(**TINY)
     assert exact.activation == "gelu" and "activation" not in exact.get_config()  # old configs unchanged
@@ -200,7 +198,7 @@ def test_gelu_approximate_is_an_option_and_exact_stays_the_default(tmp_path):
 
 @pytest.mark.only_backend("tensorflow", reason="checkpoint config mapping, backend-independent; torch import is slow")
 def test_gelu_approximate_round_trips_through_hugging_face(tmp_path):
-    import torch
+    import torch  # here: only this test needs torch and transformers (slow imports on the other backends)
     import transformers
 
     from keras_bert.converters.hf_writer import save_hf_checkpoint

@@ -76,7 +76,7 @@ def test_int8_pretrainer_mlm_decoder_dequantizes_the_tied_embedding():
 
 
 def test_int8_warns_once_on_the_backends_where_it_was_measured_slower(monkeypatch):
-    from keras_bert.models import quantization
+    from keras_bert.models import quantization  # the module whose once-per-backend record is reset here
 
     monkeypatch.setattr(quantization, "_warned_backends", set())
     backbone = tiny_backbone(vocabulary_size=120, hidden_dim=32)
