@@ -56,6 +56,47 @@ def _best_vs_hf(name, target, ours, pool):
                  + ", ".join(f"{r['backend']} {v:.2f}×" for v, r in pairs))
 
 
+def _best_vs_fastest_hf_e2e(e2e):
+    """Issue 21's goal: our fastest text → label path (Keras or ONNX Runtime, any precision, accuracy within
+    0.5 point of our Keras fp32) against HF's fastest (eager fp32/bf16 or ONNX Runtime fp32/int8), per process."""
+    pairs = []
+    for job in sorted({r.get("job") for r in e2e}):
+        rows = [r for r in e2e if r.get("job") == job]
+        base = _find(rows, impl="keras_bert", config="MiniLM-L6 classifier fp32")
+        ours = [r for r in rows if r["impl"].startswith("keras_bert") and base
+                and base["extra"]["accuracy"] - r["extra"]["accuracy"] <= 0.005]
+        theirs = [r for r in rows if r["impl"].startswith("hf_")]
+        if ours and theirs:
+            a, b = max(ours, key=lambda r: r["median"]), max(theirs, key=lambda r: r["median"])
+            pairs.append((_ratio(a, b), job, a, b))
+    if not pairs:
+        return None
+    v, job, a, b = max(pairs, key=lambda t: t[0])
+    name = lambda r: f"{r['impl']} {r['config'].rsplit(' ', 1)[1]}"  # noqa: E731
+    return _goal("end to end, our fastest vs HF's fastest configuration (≤ 0.5 pt accuracy loss)", v, 2.0,
+                 detail=f"best process {job}: {name(a)} vs {name(b)}; all: "
+                        + ", ".join(f"{j} {x:.2f}× ({name(p)} vs {name(q)})" for x, j, p, q in pairs))
+
+
+def _worst_best_forward_vs_hf_bf16(fwd):
+    """Issue 21's goal: each backend's fastest Keras forward (any precision) against HF bf16, same process and
+    shape; the worst backend and shape."""
+    pairs = []
+    for r in fwd:
+        if r["impl"] == "hf_transformers" and r["config"].endswith("bf16"):
+            shape = r["config"].rsplit(" ", 1)[0]
+            ours = [o for o in fwd if o.get("job") == r.get("job") and o["impl"] == "keras_bert"
+                    and o["config"].rsplit(" ", 1)[0] == shape]
+            if ours:
+                best = max(ours, key=lambda o: o["median"])
+                pairs.append((_ratio(best, r), f"{best['backend']} {best['config']}"))
+    if not pairs:
+        return None
+    worst = min(pairs)
+    return _goal("forward: every backend's fastest Keras precision vs HF bf16 (worst case)", worst[0], 1.0,
+                 detail=f"worst: {worst[1]}; all: " + ", ".join(f"{n} {v:.2f}×" for v, n in sorted(pairs)))
+
+
 def _goal(name, value, target, unit="×", higher=True, detail=""):
     if value is None:
         return (name, "not measured", f"{'≥' if higher else '≤'} {target}{unit}", "–", detail)
@@ -113,6 +154,8 @@ def write_report(path, run, records, errors):
     e2e = [r for r in records if r["case"] == "end_to_end"]
     ours_e2e = [r for r in e2e if r["impl"] == "keras_bert" and r["config"].endswith("fp32")]
     goals.append(_best_vs_hf("end to end (strings → labels) vs HF tokenizers + transformers", 1.5, ours_e2e, e2e))
+    goals.append(_best_vs_fastest_hf_e2e(e2e))
+    goals.append(_worst_best_forward_vs_hf_bf16(fwd))
     low = []
     for r in ours_fwd + [r for r in e2e if r["impl"] == "keras_bert"]:
         dtype = r["config"].rsplit(" ", 1)[1]

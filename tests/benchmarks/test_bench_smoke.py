@@ -140,3 +140,33 @@ def test_end_to_end_quick_records_include_hf_bf16_and_onnx_peers(tmp_path):
     assert rows[("hf_transformers", "bf16")]["extra"]["hf_bf16_variant"] in ("bf16 cast", "bf16 autocast")
     # The same weights through ONNX Runtime give the same held-out accuracy as through Keras (fp32).
     assert rows[("keras_bert_onnxruntime", "fp32")]["extra"]["accuracy"] == rows[("keras_bert", "fp32")]["extra"]["accuracy"]
+
+
+@pytest.mark.only_backend("tensorflow", reason="timing and report plumbing in pure Python; no Keras backend involved")
+def test_report_goals_against_the_peers_fastest_configuration(tmp_path):
+    def rec(impl, rate, config, case="end_to_end", accuracy=0.85, backend="jax"):
+        r = cases.record(case, impl, backend, config, "sentences/s", 1, [1 / rate], accuracy=accuracy,
+                         first_loss=10.0, last_loss=9.0, examples_per_s=rate)
+        return {**r, "job": "jax"}
+
+    e2e = "MiniLM-L6 classifier"
+    records = [
+        rec("keras_bert", 100, f"{e2e} fp32"), rec("keras_bert", 400, f"{e2e} int8", accuracy=0.84),  # -1 pt: excluded
+        rec("keras_bert_onnxruntime", 300, f"{e2e} int8", accuracy=0.848),
+        rec("hf_transformers", 80, f"{e2e} fp32"), rec("hf_transformers", 120, f"{e2e} bf16"),
+        rec("hf_onnxruntime", 150, f"{e2e} int8"),
+        # forward: our fastest precision (bf16) against HF bf16 of the same shape
+        rec("keras_bert", 900, "base 8x128 fp32", case="forward"), rec("keras_bert", 1500, "base 8x128 bf16", case="forward"),
+        rec("hf_transformers", 2000, "base 8x128 bf16", case="forward"),
+        rec("keras_bert", 10, "mini 16x128 MLM", case="train"), rec("keras_hub", 8, "mini 16x128 MLM", case="train"),
+    ]
+    run = {"date": "today", "quick": False, "wall_seconds": 1, "job_seconds": {}, "loadavg_start": "0",
+           "loadavg_end": "0", "machine": {"cpus": 2, "platform": "p", "python": "3"}, "versions": {},
+           "command": "test"}
+    path = tmp_path / "RESULTS.md"
+    write_report(str(path), run, records, [])
+    goals = {line.split(" | ")[0].lstrip("| "): line for line in path.read_text().splitlines() if line.startswith("| ")}
+    fastest = goals["end to end, our fastest vs HF's fastest configuration (≤ 0.5 pt accuracy loss)"]
+    assert "| 2.00× |" in fastest and "keras_bert_onnxruntime int8 vs hf_onnxruntime int8" in fastest  # 300 / 150
+    assert "| 0.75× |" in goals["forward: every backend's fastest Keras precision vs HF bf16 (worst case)"]  # 1500 / 2000
+    assert "| 1.25× |" in goals["MLM training step vs keras-hub BertMaskedLM, same backend (worst case)"]
