@@ -103,15 +103,26 @@ def numpy_matmul(n=2048):
     return (lambda: a @ b), 2 * n**3
 
 
-def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True):
+def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True, onnx=None):
     """Backbone forward at a fixed shape: ours in fp32 / bf16 / int8 and, in the same rounds
     (`time_interleaved`), keras-hub fp32 on this backend, HF transformers eager fp32 / bf16 (torch)
-    and a numpy fp32 matmul (the peak MFU is measured against)."""
+    and a numpy fp32 matmul (the peak MFU is measured against).
+
+    `onnx` (default: on the TensorFlow backend, with peers): also our `export_onnx` graph and HF's
+    `torch.onnx.export` graph through ONNX Runtime, fp32 and dynamic int8 (`benchmarks/peers.py`).
+    The ONNX graphs do not depend on the Keras backend, so one process (TensorFlow's: it converts
+    without a child process) times them, beside its own Keras rows.
+    """
+    import tempfile
+
     import keras
+
+    from benchmarks import peers as peer_calls
 
     from keras_bert import BertBackbone
 
     backend = backend_name()
+    onnx = (peers and backend == "tensorflow") if onnx is None else onnx
     shapes = QUICK_FORWARD_SHAPES if quick else FORWARD_SHAPES
     sizes = sizes or list(shapes)
     warmup, repeats, min_s = _settings(quick)
@@ -135,14 +146,19 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
             else:
                 ours[dtype] = model
         fns = {("keras_bert", dtype): (lambda m=m: m.predict_on_batch(x)) for dtype, m in ours.items()}
-        meta = {}
         if peers:
             fns[("keras_hub", "fp32")] = _keras_hub_forward_call(size, x)
             for dtype, call in _hf_forward_calls(size, x, ("fp32", "bf16")).items():
                 fns[("hf_transformers", dtype)] = call
             matmul, matmul_flops = numpy_matmul(512 if quick else 2048)
             fns[("numpy", "matmul")] = matmul
+        workdir = tempfile.TemporaryDirectory(prefix="keras-bert-bench-onnx-") if onnx else None
+        if onnx:
+            log(f"  forward {backend} {config}: exporting ours and HF's to ONNX (fp32, int8)")
+            fns.update(peer_calls.onnx_forward_fns(model, _hf_model(size), x, workdir.name))
         seconds = time_interleaved(fns, warmup, repeats, min_s, BUDGET)
+        # HF eager fp32 (the same seed-0 weights as the exported graph): what HF's ONNX rows are compared with.
+        hf_reference = _hf_forward_calls(size, x, ("fp32",))["fp32"]().numpy() if onnx else None
         for (impl, dtype), secs in seconds.items():
             if impl == "numpy":
                 n = 512 if quick else 2048
@@ -153,8 +169,15 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
             if impl == "keras_bert":
                 extra["relative_error_vs_fp32"] = _relative_error(
                     ours[dtype].predict_on_batch(x)["sequence_output"], reference)
-            out.append(record("forward", impl, backend if impl != "hf_transformers" else "torch",
-                              f"{config} {dtype}", "tokens/s", tokens, secs, flops, **extra))
+            elif impl.endswith("onnxruntime"):  # against the fp32 model it was exported from
+                extra["relative_error_vs_fp32"] = _relative_error(
+                    fns[(impl, dtype)](), reference if impl == "keras_bert_onnxruntime" else hf_reference)
+            runs_on = {"hf_transformers": "torch", "keras_bert_onnxruntime": "onnxruntime",
+                       "hf_onnxruntime": "onnxruntime"}.get(impl, backend)
+            out.append(record("forward", impl, runs_on, f"{config} {dtype}", "tokens/s", tokens, secs, flops,
+                              **extra))
+        if workdir:
+            workdir.cleanup()
         del model, ours, fns
     return out
 
@@ -171,15 +194,22 @@ def _keras_hub_forward_call(size, x):
     return lambda: model.predict_on_batch(x)
 
 
+def _hf_model(size):
+    """HF `BertModel` of `size`, random weights from torch seed 0 (the same weights on every call)."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    return transformers.BertModel(_hf_config(size)).eval()
+
+
 def _hf_forward_calls(size, x, dtypes):
     """HF `BertModel`, torch eager (SDPA attention), one model per dtype (same weights)."""
     import copy
 
     import torch
-    import transformers
 
-    torch.manual_seed(0)
-    model = transformers.BertModel(_hf_config(size)).eval()
+    model = _hf_model(size)
     inputs = dict(input_ids=torch.from_numpy(x["token_ids"]), token_type_ids=torch.from_numpy(x["segment_ids"]),
                   attention_mask=torch.from_numpy(x["padding_mask"]))
     calls = {}
@@ -215,38 +245,50 @@ def _train_shape(quick):
 
 def train_step(quick=False, peers=True):
     """`BertPretrainer.train_on_batch` (compiled train step, AdamW) at `mini` 16x128, 20 predictions,
-    timed in the same rounds as HF `BertForPreTraining` (eager torch, AdamW)."""
+    timed in the same rounds as HF `BertForPreTraining` (eager torch, AdamW); and MLM alone:
+    our `BertMaskedLM` beside keras-hub's `BertMaskedLM` on this backend (the same AdamW), same rounds."""
     import keras
 
-    from keras_bert import BertBackbone, BertPretrainer
+    from benchmarks.peers import keras_hub_masked_lm_step
+    from keras_bert import BertBackbone, BertMaskedLM, BertPretrainer
 
     backend = backend_name()
     size, batch, seq, preds = _train_shape(quick)
     warmup, repeats, min_s = _settings(quick)
-    log(f"  train {backend} {size} {batch}x{seq}{' + HF' if peers else ''}")
+    log(f"  train {backend} {size} {batch}x{seq}{' + HF, keras-hub' if peers else ''}")
     keras.utils.set_random_seed(0)
     model = BertPretrainer(BertBackbone.from_size(size))
     model.compile()
+    keras.utils.set_random_seed(0)
+    masked_lm = BertMaskedLM(BertBackbone.from_size(size))
+    masked_lm.compile()
     x, y, w = pretraining_batch(batch, seq, preds)
-    losses = {"keras_bert": [], "hf_transformers": []}
+    tasks = {"keras_bert": "MLM+NSP", "hf_transformers": "MLM+NSP", "keras_bert_mlm": "MLM", "keras_hub": "MLM"}
+    losses = {impl: [] for impl in tasks}
 
     def step():
         losses["keras_bert"].append(float(model.train_on_batch(x, y, w, return_dict=True)["loss"]))
 
-    fns = {"keras_bert": step}
+    def mlm_step():
+        losses["keras_bert_mlm"].append(float(masked_lm.train_on_batch(x, y["mlm"], w["mlm"], return_dict=True)["loss"]))
+
+    fns = {"keras_bert": step, "keras_bert_mlm": mlm_step}
     if peers:
         fns["hf_transformers"] = _hf_train_call(quick, losses["hf_transformers"])
+        fns["keras_hub"] = keras_hub_masked_lm_step(size, VOCAB, x, y["mlm"], w["mlm"], losses["keras_hub"])
     seconds = time_interleaved(fns, warmup, repeats, min_s, BUDGET)
     flops = pretraining_flops_per_token(size, seq, preds, VOCAB)
     out = []
-    for impl, secs in seconds.items():
-        if not np.isfinite(losses[impl][-1]):
-            raise RuntimeError(f"{impl}: non-finite loss {losses[impl][-1]}")
-        extra = {"jit_compile": str(model.jit_compile)} if impl == "keras_bert" else {}
-        out.append(record("train", impl, backend if impl == "keras_bert" else "torch",
-                          f"{size} {batch}x{seq} MLM+NSP", "tokens/s", batch * seq, secs, flops,
-                          examples_per_s=batch / min(secs), first_loss=losses[impl][0],
-                          last_loss=losses[impl][-1], **extra))
+    for key, secs in seconds.items():
+        if not np.isfinite(losses[key][-1]):
+            raise RuntimeError(f"{key}: non-finite loss {losses[key][-1]}")
+        impl = "keras_bert" if key == "keras_bert_mlm" else key
+        extra = {"jit_compile": str((masked_lm if key == "keras_bert_mlm" else model).jit_compile)} \
+            if impl == "keras_bert" else {}
+        out.append(record("train", impl, "torch" if impl == "hf_transformers" else backend,
+                          f"{size} {batch}x{seq} {tasks[key]}", "tokens/s", batch * seq, secs, flops,
+                          examples_per_s=batch / min(secs), first_loss=losses[key][0],
+                          last_loss=losses[key][-1], **extra))
     return out
 
 
@@ -294,25 +336,36 @@ def heldout_texts(quick):
     return texts, labels
 
 
-def end_to_end(quick=False, dtypes=None, peers=True):
+def end_to_end(quick=False, dtypes=None, peers=True, onnx=None, folder=None):
     """`TextClassifierPipeline` on held-out movie-review sentences: strings in, labels out.
 
     Speed: each timed call classifies the first `E2E_TIMED_SENTENCES` held-out
     sentences, ours in every dtype and the HF tokenizers + transformers
-    pipeline in the same rounds. Accuracy: one untimed pass of each over all
-    1,054 held-out sentences.
+    pipeline (fp32, and bf16: the faster of the model cast to bfloat16 and
+    `torch.autocast`, measured first) in the same rounds. Accuracy: one
+    untimed pass of each over all 1,054 held-out sentences.
 
     int8 runs on JAX only by default: its accuracy does not depend on the
     backend (the same Keras quantizer), and on torch and TensorFlow Keras'
     int8 path is slower than fp32 (see the forward case).
+
+    `onnx` (default: on TensorFlow, with peers): also the same pipeline over
+    our `export_onnx` graph, and HF's tokenizer over HF's ONNX graph, both
+    fp32 and dynamic int8 through ONNX Runtime (`benchmarks/peers.py`).
+    `folder`: a `keras-bert finetune` classifier folder (default `ensure_classifier()`'s).
     """
+    import tempfile
+
+    from benchmarks import peers as peer_calls
     from benchmarks.classifier import ensure_classifier
+    from keras_bert.export import RuntimeModel, export_onnx
     from keras_bert.pipelines import load_pipeline
 
     backend = backend_name()
+    onnx = (peers and backend == "tensorflow") if onnx is None else onnx
     if dtypes is None:
         dtypes = ("fp32", "bf16", "int8") if backend == "jax" else ("fp32", "bf16")
-    folder, _ = ensure_classifier()
+    folder = folder or ensure_classifier()[0]
     texts, labels = heldout_texts(quick)
     timed = texts[: 32 if quick else E2E_TIMED_SENTENCES]
     warmup, repeats = (1, 1) if quick else (1, 3)
@@ -322,39 +375,66 @@ def end_to_end(quick=False, dtypes=None, peers=True):
     models = {}
     for dtype in dtypes:
         if dtype == "bf16":
-            models[dtype] = with_dtype(fp32_model, "bfloat16")
+            models[("keras_bert", dtype)] = with_dtype(fp32_model, "bfloat16")
         elif dtype == "int8":
-            models[dtype] = quiet_quantize(with_dtype(fp32_model, "float32"), "int8")
+            models[("keras_bert", dtype)] = quiet_quantize(with_dtype(fp32_model, "float32"), "int8")
         else:
-            models[dtype] = fp32_model
+            models[("keras_bert", dtype)] = fp32_model
+    workdir = tempfile.TemporaryDirectory(prefix="keras-bert-bench-e2e-") if onnx else None
+    if onnx:
+        log(f"  end-to-end {backend}: exporting ours to ONNX (fp32, int8)")
+        export_onnx(fp32_model, os.path.join(workdir.name, "ours"), pipeline.tokenizer, quantize="int8",
+                    sequence_length=pipeline.sequence_length, label_names=names, verbose=False)
+        for dtype in ("fp32", "int8"):
+            models[("keras_bert_onnxruntime", dtype)] = RuntimeModel(os.path.join(workdir.name, "ours"), precision=dtype)
 
-    def ours(dtype, batch_of_texts):
-        pipeline.model = models[dtype]
+    def ours(key, batch_of_texts):
+        pipeline.model = models[key]
         return np.array([names.index(r["label"]) == names.index("positive") for r in pipeline(batch_of_texts)],
                         "int64")
 
-    fns = {("keras_bert", dtype): (lambda d=dtype: ours(d, timed)) for dtype in dtypes}
-    hf = _hf_end_to_end_call(folder) if peers else None
-    if hf:
-        fns[("hf_transformers", "fp32")] = lambda: hf(timed)
-    log(f"  end-to-end {backend}: {', '.join(dtypes)}{' + HF' if peers else ''}")
+    predictors = {key: (lambda t, k=key: ours(k, t)) for key in models}
+    extra = {}
+    if peers:
+        hf, hf_tokenizer, positive = _hf_classifier(folder)
+
+        def as_label(call):
+            return lambda t: (call(t) == positive).astype("int64")
+
+        length = pipeline.sequence_length  # HF truncates where our pipeline does
+        predictors[("hf_transformers", "fp32")] = as_label(peer_calls.hf_end_to_end_call(hf, hf_tokenizer, length))
+        # HF bf16 at its fastest: cast vs autocast, timed against each other first; the faster is the peer row.
+        variants = {k: as_label(c) for k, c in peer_calls.hf_bf16_end_to_end_calls(hf, hf_tokenizer, length).items()}
+        trial = time_interleaved({k: (lambda c=c: c(timed)) for k, c in variants.items()}, 1, 1 if quick else 2)
+        faster = min(trial, key=lambda k: min(trial[k]))
+        predictors[("hf_transformers", "bf16")] = variants[faster]
+        extra[("hf_transformers", "bf16")] = {"hf_bf16_variant": faster, "hf_bf16_trial_sentences_per_s": {
+            k: len(timed) / min(v) for k, v in trial.items()}}
+        if onnx:
+            for dtype, call in peer_calls.hf_onnx_end_to_end_calls(hf, hf_tokenizer, os.path.join(workdir.name, "hf"),
+                                                                           length).items():
+                predictors[("hf_onnxruntime", dtype)] = as_label(call)
+    log(f"  end-to-end {backend}: {', '.join(' '.join(k) for k in predictors)}")
+    fns = {key: (lambda p=predict: p(timed)) for key, predict in predictors.items()}
     seconds = time_interleaved(fns, warmup, repeats, budget_seconds=None if quick else 2 * BUDGET)
     out = []
+    runs_on = {"keras_bert": backend, "hf_transformers": "torch"}
     for (impl, dtype), secs in seconds.items():
-        predict = (lambda t, d=dtype: ours(d, t)) if impl == "keras_bert" else hf
-        accuracy = float(np.mean(predict(texts) == labels))
-        out.append(record("end_to_end", impl, backend if impl == "keras_bert" else "torch",
+        accuracy = float(np.mean(predictors[(impl, dtype)](texts) == labels))
+        out.append(record("end_to_end", impl, runs_on.get(impl, "onnxruntime"),
                           f"MiniLM-L6 classifier {dtype}", "sentences/s", len(timed), secs, accuracy=accuracy,
                           sentences=len(timed), accuracy_sentences=len(texts),
-                          sequence_length=pipeline.sequence_length if impl == "keras_bert" else 64,
-                          batch_size=32))
+                          sequence_length=pipeline.sequence_length,
+                          batch_size=32, **extra.get((impl, dtype), {})))
     pipeline.model = fp32_model
+    if workdir:
+        workdir.cleanup()
     return out
 
 
-def _hf_end_to_end_call(folder, batch_size=32, sequence_length=64):
-    """HF tokenizers (Rust, via BertTokenizerFast) + `BertForSequenceClassification` with the weights of the
-    classifier in `folder`, padding each batch (in input order) to its longest row: texts -> 0/1 (positive)."""
+def _hf_classifier(folder):
+    """`(model, tokenizer, positive)`: HF `BertForSequenceClassification` with the weights of the classifier
+    in `folder`, `BertTokenizerFast` (Rust) for its vocabulary, and the index of the "positive" class."""
     import tempfile
 
     import keras
@@ -372,18 +452,7 @@ def _hf_end_to_end_call(folder, batch_size=32, sequence_length=64):
     with torch.no_grad():
         hf.classifier.weight.copy_(torch.from_numpy(kernel.T.copy()))
         hf.classifier.bias.copy_(torch.from_numpy(bias))
-    positive = model.label_names.index("positive")
-
-    def call(texts):
-        pred = []
-        with torch.inference_mode():
-            for start in range(0, len(texts), batch_size):
-                enc = tokenizer(texts[start : start + batch_size], padding=True, truncation=True,
-                                max_length=sequence_length, return_tensors="pt")
-                pred.append(hf(**enc).logits.argmax(-1).numpy())
-        return (np.concatenate(pred) == positive).astype("int64")
-
-    return call
+    return hf, tokenizer, model.label_names.index("positive")
 
 
 # --- tokenizer -------------------------------------------------------------------------------------

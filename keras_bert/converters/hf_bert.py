@@ -4,7 +4,7 @@ Also the mapping of the BERT-shaped encoder blocks that RoBERTa and ELECTRA
 reuse (`encoder.layer.N.*`).
 """
 
-from keras_bert.converters.hf_config_fields import absolute_positions, constructor_arguments
+from keras_bert.converters.hf_config_fields import absolute_positions, activation, constructor_arguments
 from keras_bert.converters.weight_entries import (
     WeightEntry,
     attention_entries,
@@ -56,13 +56,8 @@ MLM_NAME = "cls.predictions.bias"
 
 def read_config(hf, config_path):
     """`BertBackbone` constructor arguments from a BERT `config.json` dict (or Google's `bert_config.json`)."""
-    activation = hf.get("hidden_act", "gelu")
-    if activation != "gelu":
-        raise ValueError(
-            f"{config_path}: hidden_act={activation!r}; keras_bert uses BERT's exact GELU ('gelu') only."
-        )
     absolute_positions(hf, config_path)
-    return constructor_arguments(
+    arguments = constructor_arguments(
         hf,
         config_path,
         {
@@ -77,6 +72,11 @@ def read_config(hf, config_path):
             "layer_norm_epsilon": ("layer_norm_eps", float, 1e-12),
         },
     )
+    # "gelu_new" / "gelu_pytorch_tanh" checkpoints get the tanh GELU; passed only when not BERT's exact one.
+    hidden_act = activation(hf, "hidden_act", config_path)
+    if hidden_act != "gelu":
+        arguments["activation"] = hidden_act
+    return arguments
 
 
 def block_entries(block, prefix):

@@ -63,6 +63,10 @@ def hf_architecture(model):
     )
 
 
+# Our activation names -> Hugging Face's `hidden_act` (the inverse of `hf_config_fields.HF_ACTIVATIONS`).
+HF_ACTIVATION_NAMES = {"gelu": "gelu", "gelu_approximate": "gelu_pytorch_tanh", "relu": "relu"}
+
+
 def hf_config(backbone, architecture="BertModel"):
     """The Hugging Face `config.json` dict of a `BertBackbone` (inverse of `read_hf_config`).
 
@@ -80,7 +84,7 @@ def hf_config(backbone, architecture="BertModel"):
         "num_hidden_layers": backbone.num_layers,
         "num_attention_heads": backbone.num_heads,
         "intermediate_size": backbone.intermediate_dim,
-        "hidden_act": "gelu",
+        "hidden_act": HF_ACTIVATION_NAMES[getattr(backbone, "activation", "gelu")],
         # keras_bert has one dropout rate for both places.
         "hidden_dropout_prob": backbone.dropout,
         "attention_probs_dropout_prob": backbone.dropout,

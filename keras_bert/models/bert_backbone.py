@@ -37,6 +37,10 @@ class BertBackbone(EncoderBackbone):
         output_hidden_states: bool. Also output every layer's hidden states.
         output_attentions: bool. Also output every layer's attention probabilities
             (slower: attention then runs without the fused kernel).
+        activation: the feed-forward activation: "gelu" (BERT's exact erf
+            GELU, the default: what Hugging Face BERT checkpoints compute),
+            "gelu_approximate" (the tanh form; differs from exact by ~1e-3,
+            keras-hub's BERT and Hugging Face's "gelu_new") or "relu".
         packed_inputs: bool. Take packed sequences (several examples per row,
             for pretraining): adds the `sequence_ids` and `position_ids`
             inputs; attention stays inside each packed example and positions
@@ -116,6 +120,7 @@ class BertBackbone(EncoderBackbone):
         output_hidden_states=False,
         output_attentions=False,
         packed_inputs=False,
+        activation="gelu",
         dtype=None,
         **kwargs,
     ):
@@ -146,6 +151,7 @@ class BertBackbone(EncoderBackbone):
                 dropout=dropout,
                 layer_norm_epsilon=layer_norm_epsilon,
                 normalize_first=normalize_first,
+                activation=activation,
                 dtype=dtype,
                 name=f"transformer_layer_{i}",
             )
@@ -208,6 +214,7 @@ class BertBackbone(EncoderBackbone):
         self.output_hidden_states = output_hidden_states
         self.output_attentions = output_attentions
         self.packed_inputs = packed_inputs
+        self.activation = activation
 
     @property
     def input_names(self):
@@ -219,6 +226,9 @@ class BertBackbone(EncoderBackbone):
         # Only when set: configs (and .keras files) of unpacked backbones stay as they were.
         if self.packed_inputs:
             config["packed_inputs"] = True
+        # Likewise: exact-GELU backbones keep the config they had before the option existed.
+        if self.activation != "gelu":
+            config["activation"] = self.activation
         return config
 
     @classmethod

@@ -6,7 +6,7 @@ from keras_bert.converters.checkpoint import read_checkpoint
 from keras_bert.layers.transformer_encoder import TransformerEncoder
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs
 from keras_bert.models.pretrained import build_from_checkpoint
-from keras_bert.models.quantization import quantized_layers, restore_quantization
+from keras_bert.models.quantization import quantized_layers, restore_quantization, warn_if_int8_is_slow
 
 
 def check_encoder_sizes(num_layers, num_heads, hidden_dim):
@@ -89,6 +89,11 @@ class EncoderBackbone(keras.Model):
     def evaluate(self, x=None, *args, **kwargs):
         check_fit_data(x, self.input_limits, self.input_names, self.name)
         return super().evaluate(x, *args, **kwargs)
+
+    def quantize(self, mode=None, config=None, filters=None, **kwargs):
+        """Keras' `Model.quantize`, then a warning (once) where int8 was measured slower than float32 on CPU."""
+        super().quantize(mode, config=config, filters=filters, **kwargs)
+        warn_if_int8_is_slow(mode, config)
 
     # --- saving
     def get_config(self):

@@ -89,3 +89,84 @@ def test_report_compares_only_figures_from_the_same_process(tmp_path):
     assert "| 2.00× |" in hf and "torch 0.30×" in hf  # jax 1000 / 500, not 1000 / 3000
     mfu = goals["fp32 forward base 8x128: MFU"]
     assert "| 50.0% |" in mfu  # jax: 1000 GFLOP/s / 2000 of its own process; torch 900 / 4000 = 22%
+
+
+# --- the peers at their fastest configuration (benchmarks/peers.py): records of the quick variants
+
+
+# One backend (torch: Keras runs eagerly there, no train-step compilation): the row's
+# well-formedness does not depend on the backend.
+@pytest.mark.only_backend("torch", reason="record plumbing of the train peers; the compiled train steps of the other backends take ~45 s more")
+def test_train_quick_records_include_keras_hub_masked_lm():
+    records = cases.train_step(quick=True)
+    assert [(r["impl"], r["config"]) for r in records] == [
+        ("keras_bert", "tiny 4x32 MLM+NSP"), ("keras_bert", "tiny 4x32 MLM"),
+        ("hf_transformers", "tiny 4x32 MLM+NSP"), ("keras_hub", "tiny 4x32 MLM")]
+    for r in records:
+        check_record(r)
+        assert r["extra"]["first_loss"] > 0
+    assert records[3]["backend"] == keras.backend.backend()
+
+
+def _tiny_classifier_folder(folder):
+    """A `keras-bert finetune`-shaped folder around a tiny random classifier and the fixtures' vocabulary."""
+    import json
+    import shutil
+
+    from harness import tiny_backbone
+    from keras_bert.models import BertClassifier
+    from task_helpers import FIXTURES
+
+    keras.utils.set_random_seed(0)
+    model = BertClassifier(tiny_backbone(), num_classes=2, label_names=["negative", "positive"])
+    folder.mkdir()
+    model.save(str(folder / "model.keras"))
+    shutil.copy(FIXTURES / "vocab.txt", folder / "vocab.txt")
+    (folder / "finetune.json").write_text(json.dumps({"job": {"task": "classify", "lowercase": True, "sequence_length": 32}}))
+    return folder
+
+
+# Also covers the forward case's ONNX path: the same `export_onnx` / `torch.onnx.export` + quantize_dynamic
+# (checked by hand: `cases.forward(quick=True, onnx=True)`; a second test of it costs ~60 s of exports).
+@pytest.mark.only_backend("tensorflow", reason="the ONNX rows run in the TensorFlow process only (graphs do not depend on the backend)")
+def test_end_to_end_quick_records_include_hf_bf16_and_onnx_peers(tmp_path):
+    records = cases.end_to_end(quick=True, dtypes=("fp32",), folder=str(_tiny_classifier_folder(tmp_path / "run")))
+    rows = {(r["impl"], r["config"].rsplit(" ", 1)[1]): r for r in records}
+    assert set(rows) == {("keras_bert", "fp32"), ("hf_transformers", "fp32"), ("hf_transformers", "bf16")} | {
+        (impl, dtype) for impl in ("keras_bert_onnxruntime", "hf_onnxruntime") for dtype in ("fp32", "int8")}
+    for r in records:
+        check_record(r)
+        assert r["unit"] == "sentences/s" and 0 <= r["extra"]["accuracy"] <= 1
+    assert rows[("hf_transformers", "bf16")]["extra"]["hf_bf16_variant"] in ("bf16 cast", "bf16 autocast")
+    # The same weights through ONNX Runtime give the same held-out accuracy as through Keras (fp32).
+    assert rows[("keras_bert_onnxruntime", "fp32")]["extra"]["accuracy"] == rows[("keras_bert", "fp32")]["extra"]["accuracy"]
+
+
+@pytest.mark.only_backend("tensorflow", reason="timing and report plumbing in pure Python; no Keras backend involved")
+def test_report_goals_against_the_peers_fastest_configuration(tmp_path):
+    def rec(impl, rate, config, case="end_to_end", accuracy=0.85, backend="jax"):
+        r = cases.record(case, impl, backend, config, "sentences/s", 1, [1 / rate], accuracy=accuracy,
+                         first_loss=10.0, last_loss=9.0, examples_per_s=rate)
+        return {**r, "job": "jax"}
+
+    e2e = "MiniLM-L6 classifier"
+    records = [
+        rec("keras_bert", 100, f"{e2e} fp32"), rec("keras_bert", 400, f"{e2e} int8", accuracy=0.84),  # -1 pt: excluded
+        rec("keras_bert_onnxruntime", 300, f"{e2e} int8", accuracy=0.848),
+        rec("hf_transformers", 80, f"{e2e} fp32"), rec("hf_transformers", 120, f"{e2e} bf16"),
+        rec("hf_onnxruntime", 150, f"{e2e} int8"),
+        # forward: our fastest precision (bf16) against HF bf16 of the same shape
+        rec("keras_bert", 900, "base 8x128 fp32", case="forward"), rec("keras_bert", 1500, "base 8x128 bf16", case="forward"),
+        rec("hf_transformers", 2000, "base 8x128 bf16", case="forward"),
+        rec("keras_bert", 10, "mini 16x128 MLM", case="train"), rec("keras_hub", 8, "mini 16x128 MLM", case="train"),
+    ]
+    run = {"date": "today", "quick": False, "wall_seconds": 1, "job_seconds": {}, "loadavg_start": "0",
+           "loadavg_end": "0", "machine": {"cpus": 2, "platform": "p", "python": "3"}, "versions": {},
+           "command": "test"}
+    path = tmp_path / "RESULTS.md"
+    write_report(str(path), run, records, [])
+    goals = {line.split(" | ")[0].lstrip("| "): line for line in path.read_text().splitlines() if line.startswith("| ")}
+    fastest = goals["end to end, our fastest vs HF's fastest configuration (≤ 0.5 pt accuracy loss)"]
+    assert "| 2.00× |" in fastest and "keras_bert_onnxruntime int8 vs hf_onnxruntime int8" in fastest  # 300 / 150
+    assert "| 0.75× |" in goals["forward: every backend's fastest Keras precision vs HF bf16 (worst case)"]  # 1500 / 2000
+    assert "| 1.25× |" in goals["MLM training step vs keras-hub BertMaskedLM, same backend (worst case)"]

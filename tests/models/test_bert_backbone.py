@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from harness import numpy_tree, random_bert_inputs, run_model_test, tiny_backbone
+from harness import numpy_tree, random_bert_inputs, run_model_test, run_saving_test, tiny_backbone
 from keras_bert import BertBackbone
 
 TINY = dict(vocabulary_size=60, max_sequence_length=12)  # the sizes the assertions below name
@@ -179,3 +179,47 @@ def test_calling_a_backbone_does_not_serialise_its_config(monkeypatch):
     backbone(inputs)
     backbone.predict(inputs, verbose=0)
     assert backbone.input_limits == {"vocabulary_size": 147, "num_segments": 2, "max_sequence_length": 32}
+
+
+def test_gelu_approximate_is_an_option_and_exact_stays_the_default(tmp_path):
+    inputs = random_bert_inputs(2, 8, TINY["vocabulary_size"])
+    exact = tiny_backbone(**TINY)
+    assert exact.activation == "gelu" and "activation" not in exact.get_config()  # old configs unchanged
+    approximate = BertBackbone.from_config({**exact.get_config(), "activation": "gelu_approximate"})
+    approximate.set_weights(exact.get_weights())
+    assert all(layer.activation == "gelu_approximate" for layer in approximate.transformer_layers)
+    a = numpy_tree(approximate(inputs))["sequence_output"]
+    e = numpy_tree(exact(inputs))["sequence_output"]
+    # The tanh form is close to erf GELU but not equal: the option really switches the function.
+    assert 0 < np.max(np.abs(a - e)) < 1e-3
+    assert approximate.get_config()["activation"] == "gelu_approximate"
+    run_saving_test(approximate, inputs, tmp_path)
+
+
+@pytest.mark.only_backend("tensorflow", reason="checkpoint config mapping, backend-independent; torch import is slow")
+def test_gelu_approximate_round_trips_through_hugging_face(tmp_path):
+    import torch  # here: only this test needs torch and transformers (slow imports on the other backends)
+    import transformers
+
+    from keras_bert.converters.hf_writer import save_hf_checkpoint
+
+    inputs = random_bert_inputs(2, 8, TINY["vocabulary_size"])
+    approximate = tiny_backbone(**TINY, activation="gelu_approximate")
+    # Written as hidden_act "gelu_pytorch_tanh", read back as gelu_approximate, and transformers
+    # computes the same outputs from it (the numerical truth for the option).
+    save_hf_checkpoint(approximate, str(tmp_path / "hf"))
+    hf = transformers.BertModel.from_pretrained(str(tmp_path / "hf")).eval()
+    assert hf.config.hidden_act == "gelu_pytorch_tanh"
+    with torch.no_grad():
+        reference = hf(input_ids=torch.from_numpy(np.asarray(inputs["token_ids"])).long(),
+                       token_type_ids=torch.from_numpy(np.asarray(inputs["segment_ids"])).long(),
+                       attention_mask=torch.from_numpy(np.asarray(inputs["padding_mask"])).long()).last_hidden_state
+    mask = np.asarray(inputs["padding_mask"]).astype(bool)
+    ours = numpy_tree(approximate(inputs))["sequence_output"]
+    np.testing.assert_allclose(ours[mask], reference.numpy()[mask], atol=1e-5)
+    assert BertBackbone.from_pretrained(str(tmp_path / "hf")).activation == "gelu_approximate"
+
+
+def test_rejects_unknown_activation():
+    with pytest.raises(ValueError, match="Received: activation='swish'"):
+        tiny_backbone(**TINY, activation="swish")

@@ -73,3 +73,33 @@ def test_int8_pretrainer_mlm_decoder_dequantizes_the_tied_embedding():
     assert model.backbone.token_embedding.quantization_mode == "int8"
     assert _relative_error(quantized["mlm"], reference["mlm"]) < 0.05
     assert _relative_error(quantized["nsp"], reference["nsp"]) < 0.05
+
+
+def test_int8_warns_once_on_the_backends_where_it_was_measured_slower(monkeypatch):
+    from keras_bert.models import quantization  # the module whose once-per-backend record is reset here
+
+    monkeypatch.setattr(quantization, "_warned_backends", set())
+    backbone = tiny_backbone(vocabulary_size=120, hidden_dim=32)
+    classifier = BertClassifier(tiny_backbone(vocabulary_size=120, hidden_dim=32), num_classes=2)
+    x = _inputs()
+    reference = backbone.predict_on_batch(x)["sequence_output"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backbone.quantize("int8")
+        classifier.quantize("int8")  # the task model's override; same backend: no second warning
+    ours = [str(w.message) for w in caught if "keras_bert: Keras int8" in str(w.message)]
+    backend = keras.backend.backend()
+    if backend in ("tensorflow", "torch"):
+        assert len(ours) == 1, ours
+        ratio = quantization.INT8_SLOWER_ON_CPU[backend]
+        assert f"ran at {ratio:.2f}x" in ours[0] and f"KERAS_BACKEND={backend} python -m benchmarks.int8_speed" in ours[0]
+        assert "keras-bert export --format onnx --quantize int8" in ours[0]
+        assert all(w.filename == __file__ for w in caught if "keras_bert: Keras int8" in str(w.message))
+    else:  # JAX: XLA's int8 dot measured faster than float32, no warning
+        assert backend == "jax" and ours == []
+    # The warning changes nothing: int8 outputs stay close to float32.
+    assert _relative_error(backbone.predict_on_batch(x)["sequence_output"], reference) < 0.05
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tiny_backbone(vocabulary_size=120, hidden_dim=32).quantize("float8")
+    assert not [w for w in caught if "keras_bert: Keras int8" in str(w.message)]  # int8 only
