@@ -58,7 +58,6 @@ def _relative_error(out, ref):
 
 def with_dtype(model, dtype):
     """A copy of a keras_bert model (backbone or task) whose backbone runs in `dtype`, same weights."""
-    import keras
     from keras import ops
 
     config = model.get_config()

@@ -128,7 +128,7 @@ def main(argv=None):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import keras
 
-    from keras_bert.export import ExportedModel, RuntimeModel, export_litert, export_onnx
+    from keras_bert.export import ExportedModel, export_litert, export_onnx
     from keras_bert.pipelines.loading import load_pipeline
     from keras_bert.preprocessing.input_packer import BertInputPacker
 
