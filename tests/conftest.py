@@ -53,6 +53,24 @@ def _seed_and_policy():
     keras.config.set_dtype_policy("float32")
 
 
+@pytest.fixture
+def frozen_gc():
+    """Keeps Keras' per-variable `gc.collect()` cheap in int8 tests; what is quantized, and how, is unchanged.
+
+    Keras' `Layer.__delattr__` runs a full `gc.collect()` for every variable
+    `quantize("int8")` replaces, and `load_model` quantizes again on load. Each
+    one walks everything the test process holds (TensorFlow's, JAX's and
+    torch's objects, and every earlier test's): 1-2 s apiece late in a suite
+    run. Frozen objects are skipped by the collector, so the collections only
+    look at what the test creates.
+    """
+    import gc
+
+    gc.freeze()
+    yield
+    gc.unfreeze()
+
+
 @pytest.fixture(scope="session")
 def shared_data():
     if not SHARED_DATA.is_dir():

@@ -144,6 +144,7 @@ def test_other_bad_arguments_are_refused():
 
 @pytest.mark.only_backend("tensorflow", reason="the int8 merge and re-quantization is Keras' own code for every backend; "
                                                "eager int8 on JAX took 82 s here, on TensorFlow a few")
+@pytest.mark.usefixtures("frozen_gc")  # Keras' per-variable gc.collect() (48 s late in a suite run without it)
 def test_a_quantized_model_takes_adapters_and_saves_them_merged(tmp_path):
     model = classifier()
     model.quantize("int8")

@@ -1,6 +1,5 @@
 """`model.quantize("int8")` (Keras' own API) on our models: close to float32, and saved/loaded as int8."""
 
-import gc
 import warnings
 
 import keras
@@ -11,21 +10,9 @@ from harness import tiny_backbone
 from keras_bert.models import BertClassifier, BertPretrainer
 
 
-@pytest.fixture(autouse=True)
-def _collect_only_this_tests_objects():
-    """Keeps Keras' per-variable `gc.collect()` cheap; what is quantized, and how, is unchanged.
-
-    Keras' `Layer.__delattr__` runs a full `gc.collect()` for every variable
-    `quantize("int8")` replaces (12 for the classifier here), and `load_model`
-    quantizes again on load. Each one walks everything the test process holds
-    (TensorFlow's, JAX's and torch's objects, and every earlier test's): 1-2 s
-    apiece late in a suite run, ~50 s of the two tests per backend (15 s when
-    this file runs alone). Frozen objects are skipped by the collector, so the
-    collections only look at what this test creates.
-    """
-    gc.freeze()
-    yield
-    gc.unfreeze()
+# Keras runs a full gc.collect() per quantized variable: conftest's `frozen_gc` keeps each one to this
+# test's objects (~50 s of the two tests per backend late in a suite run without it).
+pytestmark = pytest.mark.usefixtures("frozen_gc")
 
 
 def _inputs(batch=3, seq=12):
