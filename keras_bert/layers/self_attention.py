@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from keras_bert.layers._fused import attention, linear
 from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
 
 
@@ -102,7 +103,7 @@ class SelfAttention(keras.layers.Layer):
         self.built = True
 
     def call(self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
-        qkv = self.qkv_dense(x)  # (batch, seq, 3, heads, head_dim)
+        qkv = linear(self.qkv_dense, x)  # (batch, seq, 3, heads, head_dim)
         query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]  # each (batch, seq, heads, head_dim)
         key_mask = None
         if padding_mask is not None:
@@ -113,8 +114,8 @@ class SelfAttention(keras.layers.Layer):
 
         explicit = return_attention_scores or (training and self.dropout > 0)
         if not explicit:
-            context = ops.dot_product_attention(query, key, value, mask=key_mask)
-            return self.output_dense(context)
+            context = attention(query, key, value, mask=key_mask)
+            return linear(self.output_dense, context, input_rank=2)
 
         scale = 1.0 / math.sqrt(self.head_dim)
         logits = ops.einsum("btnh,bsnh->bnts", query, key)  # (batch, heads, seq_q, seq_k)
@@ -127,7 +128,7 @@ class SelfAttention(keras.layers.Layer):
         probs = ops.cast(probs, self.compute_dtype)
         dropped = self.probs_dropout(probs, training=training)
         context = ops.einsum("bnts,bsnh->btnh", dropped, value)  # (batch, seq, heads, head_dim)
-        output = self.output_dense(context)
+        output = linear(self.output_dense, context, input_rank=2)
         if return_attention_scores:
             return output, probs
         return output

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_bert.layers._fused import linear
 from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
 from keras_bert.layers.self_attention import SelfAttention
 
@@ -121,9 +122,9 @@ class TransformerEncoder(keras.layers.Layer):
         self.built = True
 
     def _feed_forward(self, x, training):
-        h = self.intermediate_dense(x)
+        h = linear(self.intermediate_dense, x)
         h = ACTIVATIONS[self.activation](h)
-        return self.output_dropout(self.output_dense(h), training=training)
+        return self.output_dropout(linear(self.output_dense, h), training=training)
 
     def call(self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
         attention_input = self.attention_layer_norm(x) if self.normalize_first else x

@@ -114,6 +114,44 @@ def test_attention_ignores_padded_keys():
     np.testing.assert_allclose(a[0], b[0], atol=1e-5)
 
 
+def test_self_attention_fast_path_keeps_an_all_padding_example_finite():
+    # The fused path (torch's scaled_dot_product_attention takes the bool mask
+    # directly) must not turn an example without keys into NaN: NaN reaches the
+    # loss even under a zero sample weight. The other example is unaffected.
+    layer = SelfAttention(num_heads=2)
+    x = hidden_states()
+    mask = np.ones((BATCH, SEQ), "int32")
+    mask[1] = 0
+    fused = keras.ops.convert_to_numpy(layer(x, padding_mask=mask))
+    explicit, _ = layer(x, padding_mask=mask, return_attention_scores=True)
+    assert np.all(np.isfinite(fused))
+    np.testing.assert_allclose(fused[0], keras.ops.convert_to_numpy(explicit)[0], atol=1e-5)
+
+
+def test_transformer_encoder_fast_projection_matches_the_layers_own_call():
+    # On torch the encoder applies its Dense layers through one fused addmm
+    # (keras_bert.layers._fused.linear); it must equal the layers' own call,
+    # LoRA included (the merged kernel is what the shortcut reads).
+    from keras_bert.layers._fused import linear
+
+    encoder = TransformerEncoder(num_heads=2, intermediate_dim=32, dropout=0.0)
+    x = hidden_states()
+    encoder(x)
+    dense = encoder.intermediate_dense
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(linear(dense, x)), keras.ops.convert_to_numpy(dense(x)), atol=1e-6
+    )
+    qkv = encoder.attention.qkv_dense
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(linear(qkv, x)), keras.ops.convert_to_numpy(qkv(x)), atol=1e-6
+    )
+    dense.enable_lora(2)
+    dense.lora_kernel_b.assign(np.random.default_rng(1).normal(size=dense.lora_kernel_b.shape))
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(linear(dense, x)), keras.ops.convert_to_numpy(dense(x)), atol=1e-5
+    )
+
+
 def test_self_attention_rejects_heads_not_dividing_width():
     with pytest.raises(ValueError, match="num_heads"):
         SelfAttention(num_heads=3)(hidden_states())

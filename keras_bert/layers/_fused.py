@@ -1,0 +1,76 @@
+"""Dense projections and attention on the torch backend without Keras' extra ops.
+
+Keras' `Dense` and `EinsumDense` compute `matmul(x, kernel)` and then add the
+bias as a second op. XLA fuses the two on TensorFlow and JAX; eager torch does
+not, and profiling the mini encoder (32x128) showed the separate bias adds and
+einsum-through-bmm costing our torch forward about 15% against Hugging Face's
+`nn.Linear`, which runs one `addmm`. `linear` keeps the Keras layers (their
+weights, names, LoRA and checkpoints unchanged) and only changes how they are
+applied on torch: one `torch.nn.functional.linear` over the kernel seen as a
+matrix.
+
+Anything this shortcut cannot express (a quantized layer, an activation)
+goes through the layer's own call, on every backend.
+"""
+
+import keras
+from keras import ops
+
+
+def linear(layer, x, input_rank=1):
+    """`layer(x)` for a built `Dense` or `EinsumDense` whose kernel maps the last
+    `input_rank` axes of `x` to the output axes.
+
+    The kernel of shape `in_axes + out_axes` is read as a matrix
+    `(prod(in_axes), prod(out_axes))`; the result has `x`'s leading axes
+    followed by `out_axes`. That is exactly the two layer kinds used here:
+    `Dense` ("...d,de->...e"), the fused query/key/value `EinsumDense`
+    ("btd,dpnh->btpnh") and the attention output ("btnh,nhd->btd").
+    """
+    if (
+        keras.backend.backend() != "torch"
+        or layer.quantization_mode is not None
+        or getattr(layer, "activation", None) not in (None, keras.activations.linear)
+    ):
+        return layer(x)
+    import torch  # only here: the torch backend is the one place this module runs torch ops
+
+    kernel = ops.convert_to_tensor(layer.kernel)  # merges LoRA; autocast to the compute dtype
+    in_shape = tuple(kernel.shape[:input_rank])
+    out_shape = tuple(kernel.shape[input_rank:])
+    in_size = 1
+    for dim in in_shape:
+        in_size *= dim
+    matrix = kernel.reshape(in_size, -1)
+    bias = None if layer.bias is None else ops.convert_to_tensor(layer.bias).reshape(-1)
+    x = ops.convert_to_tensor(x)
+    lead = tuple(x.shape[: x.ndim - input_rank])
+    # `matrix.t()` is a view: addmm reads the transposed strides, no copy.
+    y = torch.nn.functional.linear(x.reshape(*lead, in_size), matrix.t(), bias)
+    return y.reshape(*lead, *out_shape)
+
+
+def attention(query, key, value, mask=None):
+    """`ops.dot_product_attention(query, key, value, mask=mask)` for BERT's self-attention.
+
+    query, key, value: `(batch, seq, heads, head_dim)`; mask: bool, broadcastable
+    to `(batch, heads, seq_q, seq_k)`, True where a query may attend to a key.
+
+    On torch, Keras' op makes query, key and value contiguous after moving the
+    heads axis (three copies per layer) and turns the mask into a float bias;
+    `scaled_dot_product_attention` takes the strided views and the bool mask
+    as they are. A query with no key left (an example that is all padding)
+    gets zeros from torch 2.13's kernels, finite as Keras' op is (which spreads
+    it evenly over the keys); its output is never read, and the test suite
+    checks it stays finite, since NaN would reach the loss through a zero
+    sample weight.
+    """
+    if keras.backend.backend() != "torch":
+        return ops.dot_product_attention(query, key, value, mask=mask)
+    import torch  # only here: the torch backend is the one place this module runs torch ops
+
+    query, key, value = (ops.convert_to_tensor(t).transpose(1, 2) for t in (query, key, value))
+    if mask is not None:
+        mask = ops.convert_to_tensor(mask)
+    context = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask)
+    return context.transpose(1, 2)
