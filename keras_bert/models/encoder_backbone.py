@@ -6,7 +6,7 @@ from keras_bert.converters.checkpoint import read_checkpoint
 from keras_bert.layers.transformer_encoder import TransformerEncoder
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs
 from keras_bert.models.pretrained import build_from_checkpoint
-from keras_bert.models.quantization import quantized_layers, restore_quantization, warn_if_int8_is_slow
+from keras_bert.models.quantization import quantized_layers, restore_quantization, warn_if_bfloat16_is_slow, warn_if_int8_is_slow
 
 
 def check_encoder_sizes(num_layers, num_heads, hidden_dim):
@@ -49,6 +49,7 @@ class EncoderBackbone(keras.Model):
         # loss scaling (mixed_float16) see the one the layers use.
         if dtype is not None:
             self.dtype_policy = dtype
+            warn_if_bfloat16_is_slow(self.dtype_policy)
 
     @property
     def input_names(self):

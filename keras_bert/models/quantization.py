@@ -6,7 +6,8 @@ quantized layers, and `from_config` quantizes those layers again before the
 weights (the int8 values and scales) are loaded into them.
 
 `warn_if_int8_is_slow`: our models' `quantize` warns where Keras' int8 was
-measured slower than float32 (never a silent slowdown).
+measured slower than float32 (never a silent slowdown); `warn_if_bfloat16_is_slow`
+does the same for a bfloat16 backbone on JAX's CPU backend.
 """
 
 import os
@@ -66,6 +67,36 @@ def warn_if_int8_is_slow(mode, config=None):
         f"benchmark (base BERT, batch 8 x 128, `KERAS_BACKEND={backend} python -m benchmarks.int8_speed`): Keras "
         f"has no fast int8 matmul there, so this model is now smaller but slower. For fast int8 inference export "
         f"it to ONNX Runtime (`{INT8_FASTER_ROUTE}`), or use dtype='bfloat16' or the JAX backend.",
+        UserWarning,
+        stacklevel=_caller_stacklevel(),
+    )
+
+
+# bfloat16 / float32 forward tokens/s of a base BertBackbone (8x128, `predict_on_batch`) on JAX's CPU backend
+# in `make bench` (benchmarks/RESULTS.md forward rows, 2026-11-21): 927 vs 1,003. XLA:CPU in jaxlib 0.10.2
+# has no bfloat16 matmul kernel for this CPU's AVX512-BF16 (a jitted 1024x768 @ 768x3072: 180 GFLOP/s in
+# bfloat16, 195 in float32; the XLA_FLAGS oneDNN, XNNPACK and YNNPACK fusion options changed nothing),
+# so bfloat16 halves the weights' memory but is not faster there. TensorFlow (oneDNN) and torch run it faster.
+BFLOAT16_SLOWER_ON_CPU = {"jax": 0.92}
+_warned_bfloat16 = set()
+
+
+def warn_if_bfloat16_is_slow(policy):
+    """Warns once per backend when `policy` computes in bfloat16 on a CPU backend where we measured it slower."""
+    backend = keras.backend.backend()
+    if backend not in BFLOAT16_SLOWER_ON_CPU or backend in _warned_bfloat16:
+        return
+    if keras.dtype_policies.get(policy).compute_dtype != "bfloat16":
+        return
+    device = str(getattr(keras.ops.zeros(()), "device", "cpu")).lower()
+    if "cuda" in device or "gpu" in device or "tpu" in device:
+        return  # measured on CPU only
+    _warned_bfloat16.add(backend)
+    warnings.warn(
+        f"keras_bert: bfloat16 on the {backend} backend ran at {BFLOAT16_SLOWER_ON_CPU[backend]:.2f}x the speed of "
+        f"float32 on CPU in our benchmark (base BERT, batch 8 x 128, `make bench`): XLA:CPU has no bfloat16 matmul "
+        f"kernel here, so this model uses half the weight memory but is not faster. For speed on CPU use float32 "
+        f"on JAX, or bfloat16 on the TensorFlow or torch backend.",
         UserWarning,
         stacklevel=_caller_stacklevel(),
     )

@@ -90,3 +90,23 @@ def test_int8_warns_once_on_the_backends_where_it_was_measured_slower(monkeypatc
         warnings.simplefilter("always")
         tiny_backbone(vocabulary_size=120, hidden_dim=32).quantize("float8")
     assert not [w for w in caught if "keras_bert: Keras int8" in str(w.message)]  # int8 only
+
+
+def test_bfloat16_warns_once_on_jax_cpu_where_it_was_measured_slower(monkeypatch):
+    from keras_bert.models import quantization  # the module whose once-per-backend record is reset here
+
+    monkeypatch.setattr(quantization, "_warned_bfloat16", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tiny_backbone(vocabulary_size=120, hidden_dim=32)  # float32: never a warning
+        assert not [w for w in caught if "keras_bert: bfloat16" in str(w.message)]
+        tiny_backbone(vocabulary_size=120, hidden_dim=32, dtype="bfloat16")
+        tiny_backbone(vocabulary_size=120, hidden_dim=32, dtype="mixed_bfloat16")  # once per backend
+    ours = [w for w in caught if "keras_bert: bfloat16" in str(w.message)]
+    if keras.backend.backend() == "jax":
+        assert len(ours) == 1, [str(w.message) for w in ours]
+        assert "ran at 0.92x" in str(ours[0].message) and "make bench" in str(ours[0].message)
+        # Points at the line that built the backbone (the harness's tiny_backbone), not Keras' internals.
+        assert ours[0].filename.endswith("harness.py"), ours[0].filename
+    else:  # TensorFlow (oneDNN) and torch measured bfloat16 faster than float32
+        assert ours == []
