@@ -104,7 +104,10 @@ class SelfAttention(keras.layers.Layer):
 
     def call(self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
         qkv = linear(self.qkv_dense, x)  # (batch, seq, 3, heads, head_dim)
-        query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]  # each (batch, seq, heads, head_dim)
+        # unstack, not three slices: on TensorFlow each slice's gradient is a full-size zero-padded
+        # tensor (StridedSliceGrad) summed with the others, which made our train step 0.80x
+        # keras-hub's; unstack's gradient is one stack.
+        query, key, value = ops.unstack(qkv, 3, axis=2)  # each (batch, seq, heads, head_dim)
         key_mask = None
         if padding_mask is not None:
             key_mask = ops.cast(padding_mask, "bool")[:, None, None, :]  # (batch, 1, 1, seq)
