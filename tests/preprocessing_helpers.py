@@ -9,8 +9,6 @@ from harness import SHARED_DATA as DATA_DIR
 AUSTEN = DATA_DIR / "austen"
 SENTIMENT = DATA_DIR / "sentiment"
 
-# Backend-independent preprocessing (tf.data, tokenizers, readers: the same under any KERAS_BACKEND) is
-# checked once, in torch's pass: the shortest of the three, where TensorFlow's is the longest.
 ONE_BACKEND_REASON = "backend-independent tf.data code; checked once to keep the suite fast"
 
 

@@ -14,7 +14,7 @@ from preprocessing_helpers import hf_fast, hf_ids, hf_legacy, minilm_folder, tok
 # Text preprocessing and metrics are TensorFlow / NumPy code that does the
 # same thing whatever KERAS_BACKEND is; one pass keeps the suite in budget.
 pytestmark = pytest.mark.only_backend(
-    "torch", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
+    "tensorflow", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
 )
 
 # Strings where BERT's cleanup is easy to get wrong; tf-text's FastBertTokenizer

@@ -18,7 +18,7 @@ from preprocessing_helpers import FAMILY_HARD_CASES, family_folder, family_token
 
 # Text preprocessing does the same thing whatever KERAS_BACKEND is; one pass keeps the suite in budget.
 pytestmark = pytest.mark.only_backend(
-    "torch", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
+    "tensorflow", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
 )
 
 

@@ -21,7 +21,7 @@ def _benchmark_module():
     return module
 
 
-@pytest.mark.only_backend("torch", reason=ONE_BACKEND_REASON)
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_real_data_sample_is_identical_to_transformers():
     bench = _benchmark_module()
     pairs = bench.read_lines(DATA_DIR, every=20)

@@ -39,7 +39,7 @@ from keras_bert.preprocessing.bert_tokenizer import SPECIAL_TOKENS, BertTokenize
 from preprocessing_helpers import AUSTEN, hf_fast, hf_ids, hf_legacy, minilm_folder, tokenizer
 
 pytestmark = pytest.mark.only_backend(
-    "torch", reason="the tokenizer runs on TF ops whatever the Keras backend; checked once"
+    "tensorflow", reason="the tokenizer runs on TF ops whatever the Keras backend; checked once"
 )
 
 _EXAMPLES = int(os.environ.get("KERAS_BERT_TOKENIZER_EXAMPLES", "0"))

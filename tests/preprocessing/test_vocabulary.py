@@ -12,7 +12,7 @@ from preprocessing_helpers import AUSTEN
 # Text preprocessing and metrics are TensorFlow / NumPy code that does the
 # same thing whatever KERAS_BACKEND is; one pass keeps the suite in budget.
 pytestmark = pytest.mark.only_backend(
-    "torch", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
+    "tensorflow", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
 )
 
 RESERVED = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

@@ -22,7 +22,7 @@ from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 from keras_bert.preprocessing.input_packer import BertInputPacker
 
 pytestmark = pytest.mark.only_backend(
-    "torch", reason="the tokenizer and packer are TensorFlow code, the same on every backend; checked once"
+    "tensorflow", reason="the tokenizer and packer are TensorFlow code, the same on every backend; checked once"
 )
 
 CASES = {

@@ -80,7 +80,7 @@ def test_span_length_distributions():
     np.testing.assert_allclose(span_length_probabilities("span", span_p=1.0), [1.0] + [0.0] * 9)
 
 
-@pytest.mark.only_backend("torch", reason=ONE_BACKEND_REASON)
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 @pytest.mark.parametrize("masking", ["span", "ngram"])
 def test_span_masking_on_austen(masking):
     tok = tokenizer()
@@ -119,7 +119,7 @@ def test_span_masking_on_austen(masking):
         assert (placed == 10).any() and len(lengths) > 500
 
 
-@pytest.mark.only_backend("torch", reason=ONE_BACKEND_REASON)
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_span_masking_through_mask_tokens_is_seeded_and_keeps_80_10_10():
     tok = tokenizer()
     pairs = austen_pairs()
@@ -183,7 +183,7 @@ def test_full_sentence_rows_pack_whole_sentences_across_documents():
     assert not np.array_equal(rows["token_ids"], other["token_ids"])
 
 
-@pytest.mark.only_backend("torch", reason=ONE_BACKEND_REASON)
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 @pytest.mark.parametrize(
     "options",
     [

@@ -8,7 +8,7 @@ import pytest
 from keras_bert.preprocessing import pretraining
 from preprocessing_helpers import AUSTEN, tokenizer
 
-pytestmark = pytest.mark.only_backend("torch", reason="backend-independent tf.data / NumPy packing, tested once")
+pytestmark = pytest.mark.only_backend("tensorflow", reason="backend-independent tf.data / NumPy packing, tested once")
 
 T, S = 64, 3
 

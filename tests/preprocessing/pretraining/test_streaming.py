@@ -12,7 +12,7 @@ from keras_bert.preprocessing.pretraining.sentence_pairs import flat_document, w
 from keras_bert.preprocessing.pretraining.streaming import worker_share
 from preprocessing_helpers import AUSTEN, ONE_BACKEND_REASON, tokenizer
 
-pytestmark = pytest.mark.only_backend("torch", reason=ONE_BACKEND_REASON)
+pytestmark = pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 
 # Tiny settings: a small shuffle buffer and window so that the first batch comes after a few documents.
 TINY = dict(sequence_length=32, batch_size=8, stream_shuffle_buffer=64, stream_window_documents=4, verbose=0)
