@@ -19,6 +19,9 @@ OLD_MARKERS = {"tensorflow_only", "jax_only", "torch_only"}
 # Run as child processes, where the harness is not importable: they keep a tiny backbone of their own.
 CHILD_SCRIPTS = {"distribution_worker.py"}
 
+# Reads the tests' source (ast), so one pass sees every file whatever it skips; torch's pass is the shortest.
+pytestmark = pytest.mark.only_backend("torch", reason="reads source files; nothing here depends on the backend")
+
 
 def python_files():
     return sorted(path for path in TESTS.rglob("*.py") if "fixtures" not in path.relative_to(TESTS).parts)

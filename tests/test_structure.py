@@ -14,6 +14,9 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "keras_bert"
 MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 120
 
+# Reads the package's source (ast): one pass runs it; torch's is the shortest pass of the suite.
+pytestmark = pytest.mark.only_backend("torch", reason="reads source files; nothing here depends on the backend")
+
 
 def _modules():
     for path in sorted(PACKAGE.rglob("*.py")):

@@ -3,8 +3,6 @@ an --out folder whose parent does not exist, a pretraining run folder given wher
 
 import os
 import stat
-import subprocess
-import sys
 
 import pytest
 
@@ -12,7 +10,7 @@ import keras_bert
 import keras_bert.cli.finetune
 import keras_bert.cli.predict
 import keras_bert.cli.pretrain
-from harness import REPO_ROOT, tiny_backbone
+from harness import tiny_backbone
 from keras_bert.cli.main import main
 from keras_bert.jobs.initial_backbone import load_init
 from keras_bert.models import BertClassifier, BertPretrainer
@@ -30,11 +28,8 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == f"keras-bert {keras_bert.__version__}"
 
 
-@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
-def test_python_dash_m_keras_bert_runs_the_cli():
-    done = subprocess.run([sys.executable, "-m", "keras_bert", "--version"], capture_output=True, text=True,
-                          cwd=REPO_ROOT, timeout=120)
-    assert done.returncode == 0 and done.stdout.strip() == f"keras-bert {keras_bert.__version__}"
+# `python -m keras_bert --version` (a child process, 7-9 s) runs once, in
+# test_cli_quiet_and_clear.py::test_python_dash_m_is_quiet_too, which checks what it prints too.
 
 
 @pytest.mark.only_backend("tensorflow", reason=PLUMBING)

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+import keras_bert
 from harness import REPO_ROOT, tiny_backbone
 from keras_bert import _command_line_startup as startup
 from keras_bert.cli.main import main
@@ -55,10 +56,12 @@ def test_the_command_prints_no_tensorflow_startup_notices():
 
 @pytest.mark.only_backend("torch", reason=PLUMBING)
 def test_python_dash_m_is_quiet_too():
+    """`python -m keras_bert` runs the command line (what it prints), and quietly (nothing on stderr)."""
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     done = subprocess.run([sys.executable, "-m", "keras_bert", "--version"], capture_output=True, text=True,
                           cwd=REPO_ROOT, env=env, timeout=300)
     assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.strip() == f"keras-bert {keras_bert.__version__}"
 
 
 @pytest.mark.only_backend("tensorflow", reason="TensorFlow prints its notices when it loads: under KERAS_BACKEND=tensorflow `import keras_bert` loads it")

@@ -151,6 +151,12 @@ def test_name_mapping_inverts():
         assert canonical_to_tf1_name(hf_name) == tf1_name
 
 
+# Writing and reading a TF1 checkpoint is TensorFlow / NumPy code, and the loader runs on every backend
+# with the tiny checkpoints below; real MiniLM weights through our backbone are compared with
+# transformers on every backend in test_hf_parity.py. So the real checkpoint (its writing alone
+# took 5-15 s a pass) is read once, in torch's pass, the shortest.
+@pytest.mark.only_backend("torch", reason="the real TF1 checkpoint is read once: the loader is checked on every "
+                          "backend with tiny checkpoints, real MiniLM weights by test_hf_parity.py")
 def test_real_minilm_from_tf1_matches_transformers(minilm_tf1, minilm_path, shared_data):
     sentences = read_sentences(shared_data, 16)
     tokenizer = transformers.BertTokenizerFast.from_pretrained(minilm_path)

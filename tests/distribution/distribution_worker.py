@@ -10,7 +10,7 @@ losses of every run and what the runs left behind (shardings, replica
 counts, files written).
 
     python distribution_worker.py jax-local                 # 4 host devices: single, data-parallel (CLI),
-                                                            # model-parallel (CLI --mesh 2x2, and pretrain())
+                                                            # model-parallel (CLI --mesh 2x2)
     python distribution_worker.py tf-local                  # 2 logical CPUs: single, mirrored (CLI)
     python distribution_worker.py multi-worker INDEX        # with TF_CONFIG set, one of two workers (tf-local has the reference)
     python distribution_worker.py jax-distributed INDEX     # with COORDINATOR set, one of two processes
@@ -46,6 +46,7 @@ if SCENARIO == "jax-distributed":
     keras.distribution.initialize(job_addresses=os.environ["COORDINATOR"], num_processes=2, process_id=PROCESS_ID)
 
 import keras_bert  # noqa: E402
+import keras_bert.cli.pretrain as cli_pretrain  # noqa: E402  (run_cli hands it a callback)
 from keras_bert.cli import main as cli  # noqa: E402
 from keras_bert.distribution import create_strategy, is_chief, strategy_scope  # noqa: E402
 from keras_bert.jobs.pretrain import pretrain  # noqa: E402
@@ -75,7 +76,22 @@ def run_pretrain(out, **options):
     return recorder
 
 
-def run_cli(out, *flags):
+def run_cli(out, *flags, recorder=None):
+    """`keras-bert pretrain` with the JOB settings: (per-step losses, the job record).
+
+    A `recorder` is handed to the `pretrain()` the CLI calls (it takes no callbacks
+    from the command line), so one CLI run also gives the shardings it trained with.
+    """
+    job_function = cli_pretrain.pretrain
+    if recorder is not None:
+        cli_pretrain.pretrain = lambda **options: job_function(callbacks=[recorder], **options)
+    try:
+        return _run_cli(out, *flags)
+    finally:
+        cli_pretrain.pretrain = job_function
+
+
+def _run_cli(out, *flags):
     arguments = [f"--{k.replace('_', '-')}={v}" for k, v in JOB.items()]
     status = cli([
         "pretrain", "--corpus", os.path.join(CORPUS, "train.txt"), "--vocab", os.path.join(CORPUS, "vocab.txt"),
@@ -166,9 +182,13 @@ def main():
         result["single"] = run_pretrain("single").losses
         result["data-parallel"], job = run_cli("data-parallel", "--strategy=data-parallel")
         result["data-parallel-size"] = job["data_parallel_size"]
-        result["cli-mesh"], result["cli-mesh-job"] = run_cli("cli-mesh", "--strategy=model-parallel", "--mesh=2x2")
-        recorder = run_pretrain("model-parallel", strategy="model-parallel", mesh_shape=(2, 2))
-        result["model-parallel"], result["model-parallel-shardings"] = recorder.losses, recorder.shardings
+        # One model-parallel run, through the CLI (which calls pretrain(strategy=, mesh_shape=)): its losses,
+        # its job record and the shardings its variables had when training began.
+        recorder = Recorder()
+        result["model-parallel"], result["model-parallel-job"] = run_cli(
+            "model-parallel", "--strategy=model-parallel", "--mesh=2x2", recorder=recorder
+        )
+        result["recorded-losses"], result["model-parallel-shardings"] = recorder.losses, recorder.shardings
         # The corpus vocabulary is odd-sized (BertModelParallel moves its
         # shard); an even one is sharded over the vocabulary as the map says.
         # (One layer: under JAX every new variable shape compiles its initializer.)

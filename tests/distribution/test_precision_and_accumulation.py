@@ -13,7 +13,7 @@ class StopBeforeTraining(Exception):
 
 
 class Watch(keras.callbacks.Callback):
-    """The optimizer and policy fit runs with, and the trainable weights after every epoch (= step here).
+    """The optimizer and policy fit runs with, and the trainable weights after every training step.
 
     With `stop=True` it ends the job when `fit` starts, once the model and
     optimizer are set up, for tests that need no training step.
@@ -30,7 +30,7 @@ class Watch(keras.callbacks.Callback):
         if self.stop:
             raise StopBeforeTraining
 
-    def on_epoch_end(self, epoch, logs=None):
+    def on_train_batch_end(self, batch, logs=None):  # one batch per call: the job's steps_per_execution is 1
         self.snapshots.append(self.weights())
         self.losses.append(float(logs["loss"]))
 
@@ -39,9 +39,11 @@ class Watch(keras.callbacks.Callback):
 
 
 def run(corpus, tmp_path, watch, **options):
+    # One checkpoint, at the end: what is watched happens step by step, and each checkpoint
+    # written is a .keras save that would add time and nothing to check.
     pretrain(
         corpus=[str(corpus / "train.txt")], vocabulary=str(corpus / "vocab.txt"), output_dir=str(tmp_path),
-        size="tiny", sequence_length=32, batch_size=8, checkpoint_every=1, learning_rate=1e-2, seed=0,
+        size="tiny", sequence_length=32, batch_size=8, checkpoint_every=options["steps"], learning_rate=1e-2, seed=0,
         tensorboard=False, verbose=0, callbacks=[watch], **options,
     )
 

@@ -30,6 +30,13 @@ ON_TENSORFLOW_ONLY = pytest.mark.only_backend(
     reason="the served graph is TensorFlow whatever backend trained the model; the cross-backend path "
     "(JAX/torch → TensorFlow child process) is covered by the classifier tests on every backend",
 )
+# ExportedModel and `keras-bert predict` on a SavedModel run TensorFlow in this process, on a graph that
+# is the same whichever backend exported it (the `served` tests check each backend's export).
+SERVED_IN_THIS_PROCESS = pytest.mark.only_backend(
+    "tensorflow",
+    reason="loads the SavedModel with TensorFlow in this process: the same graph whatever backend exported it; "
+    "each backend's export is checked by the serve tests that run on every backend",
+)
 SEQUENCE_LENGTH = 16
 # Hostile strings: empty, whitespace only, invalid UTF-8 (as lone surrogates →
 # raw bytes 0xff 0xfe), NUL/control characters and a zero-width joiner, 100 KB.
@@ -317,6 +324,7 @@ def test_a_failed_export_leaves_no_partial_directory(models, tmp_path, monkeypat
     assert os.listdir(tmp_path) == []
 
 
+@SERVED_IN_THIS_PROCESS
 def test_missing_assets_are_refused_by_name(exports, tmp_path):
     for asset in ("labels.txt", "vocab.txt", "keras_bert_export.json"):
         broken = tmp_path / asset
@@ -326,6 +334,7 @@ def test_missing_assets_are_refused_by_name(exports, tmp_path):
             ExportedModel(broken)
 
 
+@SERVED_IN_THIS_PROCESS
 def test_exported_model_predicts_like_the_pipeline(models, exports):
     served = ExportedModel(exports["classifier"])
     results = served.predict(SHORT_TEXTS[:2])
@@ -350,6 +359,7 @@ def cli(args, capsys, stdin=None, monkeypatch=None):
     return code, [line for line in out.splitlines() if line.startswith("{")], err
 
 
+@SERVED_IN_THIS_PROCESS
 def test_cli_predict_with_a_saved_model(models, exports, capsys, monkeypatch, tmp_path):
     import json
 
@@ -405,6 +415,7 @@ def test_cli_export_of_a_finetune_folder(models, capsys, tmp_path):
     assert metadata["signatures"]["serve_text"] == ["text"]
 
 
+@SERVED_IN_THIS_PROCESS
 @pytest.mark.parametrize(
     "args, message",
     [

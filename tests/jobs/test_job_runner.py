@@ -5,6 +5,7 @@ Exact resumption after a kill is tests/robustness/test_interrupted_training.py's
 
 import json
 import pathlib
+import shutil
 
 import pytest
 
@@ -129,17 +130,21 @@ def test_finetune_rejects_unknown_options_and_tasks(train_file, tmp_path):
 
 
 # ----------------------------------------------------------------------------- an earlier run in --out
-def test_pretrain_refuses_an_output_folder_with_an_earlier_run_and_overwrite_starts_over(corpus, tmp_path):
-    run_pretrain(corpus, tmp_path)
-    state_file = tmp_path / "checkpoints" / "checkpoint.json"
+def test_pretrain_refuses_an_output_folder_with_an_earlier_run_and_overwrite_starts_over(corpus, pretrained, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(pretrained, out)  # the module's 2-step run as the earlier one (a copy: the fixture stays as it is)
+    state_file = out / "checkpoints" / "checkpoint.json"
     before = state_file.read_text()
+    earlier = sorted(path.name for path in (out / "checkpoints").glob("checkpoint-*.keras"))
+    assert earlier == ["checkpoint-00000002.keras"]
     with pytest.raises(FileExistsError, match=r"holds an earlier run \(a checkpoint at step 2\); pass --resume"):
-        run_pretrain(corpus, tmp_path, steps=4)
+        run_pretrain(corpus, out, steps=4)
     assert state_file.read_text() == before  # nothing touched
-    summary = run_pretrain(corpus, tmp_path, steps=4, checkpoint_every=4, overwrite=True)
+    summary = run_pretrain(corpus, out, steps=4, checkpoint_every=4, overwrite=True)
     assert summary["resumed_from_step"] == 0
     assert json.loads(state_file.read_text())["step"] == 4
-    assert len(list((tmp_path / "checkpoints").glob("checkpoint-*.keras"))) == 1  # none of the old run's left
+    # None of the earlier run's left.
+    assert sorted(path.name for path in (out / "checkpoints").glob("checkpoint-*.keras")) == ["checkpoint-00000004.keras"]
 
 
 def test_finetune_refuses_a_folder_that_holds_only_a_model(train_file, tmp_path):

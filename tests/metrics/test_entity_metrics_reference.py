@@ -31,6 +31,11 @@ from random_draws import RANDOM_DRAWS
 from task_helpers import FIXTURES
 from keras_bert.metrics import are_entity_tags, entity_metrics, get_entities, token_accuracy
 
+# Pure Python (see above): one pass runs it; torch's is the shortest pass of the suite.
+pytestmark = pytest.mark.only_backend(
+    "torch", reason="pure-Python metrics against seqeval: the same numbers on every backend"
+)
+
 SEQEVAL_SCHEMES = {"IOB2": IOB2, "IOBES": IOBES}
 # Types include "_" (what seqeval gives a bare prefix) and one with an inner hyphen.
 TYPES = ["PER", "LOC", "X-Y", "_"]

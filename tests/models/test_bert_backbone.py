@@ -24,13 +24,14 @@ def test_backbone_harness(tmp_path):
     "size, expected",
     [
         # Published counts with a 30,522 vocabulary and the pooler.
-        # The big ones allocate ~1.8 GB of weights; the count is the same on every backend.
+        # The big ones allocate ~1.8 GB of weights; the count is the same on every backend, so every
+        # size past mini is counted in one pass (tiny and mini still build on every backend).
         pytest.param("base", 109_482_240, marks=pytest.mark.only_backend("tensorflow", reason="large allocation, backend-independent count")),
         pytest.param("large", 335_141_888, marks=pytest.mark.only_backend("tensorflow", reason="large allocation, backend-independent count")),
         ("tiny", 4_385_920),
         ("mini", 11_170_560),
-        ("small", 28_763_648),
-        ("medium", 41_373_184),
+        pytest.param("small", 28_763_648, marks=pytest.mark.only_backend("tensorflow", reason="backend-independent count")),
+        pytest.param("medium", 41_373_184, marks=pytest.mark.only_backend("tensorflow", reason="backend-independent count")),
     ],
 )
 def test_named_sizes_have_published_parameter_counts(size, expected):

@@ -12,8 +12,10 @@ through the pipeline. The issue's size, 8 x 10,000 requests (8 x 1,000 mixed) an
     KERAS_BERT_LOAD_TEST_SIZE=full KERAS_BACKEND=tensorflow python -m pytest tests/robustness/test_serving_load.py -s
 
 (`-s` shows the measured throughput and RSS figures; tests/robustness/README.md lists a full run's.)
-Runs on every backend: a SavedModel loads with `tf.saved_model.load` whatever Keras backend the
-process runs (on JAX and torch `export_saved_model` writes it from a TensorFlow child process).
+The threaded serving tests run in the TensorFlow pass only: what they serve is a TensorFlow graph
+(`tf.saved_model.load`, or `ExportedModel` on top of it) whatever Keras backend the process runs, and
+exporting from JAX and torch (a TensorFlow child process) is checked on every backend by
+tests/export/test_saved_model.py. The pipeline loop runs the Keras model, so it runs on every backend.
 Texts are short (at most 12 words): how long texts are cut or windowed is tested elsewhere.
 """
 
@@ -47,6 +49,10 @@ SEQUENCE_LENGTH = 32
 # Threads change nothing in what a request computes (same graph, same shapes): measured 0.0 on every
 # backend; the bound only allows for a kernel that splits work by thread differently.
 ANSWER_TOLERANCE = 1e-6
+SERVING_IS_TENSORFLOW = pytest.mark.only_backend(
+    "tensorflow", reason="serves a SavedModel (a TensorFlow graph) whatever the Keras backend; export from "
+    "JAX/torch is tested on every backend in tests/export/test_saved_model.py",
+)
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +110,7 @@ def exported_model_server(served, signatures):
     return lambda texts: served.predict(texts)
 
 
+@SERVING_IS_TENSORFLOW
 @pytest.mark.parametrize("server", [exported_model_server, saved_model_server],
                          ids=["ExportedModel", "tf.saved_model.load"])
 def test_eight_threads_answer_like_one_thread_with_flat_memory(served, signatures, server):
@@ -202,6 +209,7 @@ def _judge(outcome, expected, reference):
     return None
 
 
+@SERVING_IS_TENSORFLOW
 @pytest.mark.parametrize("mix", [exported_model_mix, saved_model_mix], ids=["ExportedModel", "tf.saved_model.load"])
 def test_invalid_requests_fail_alone_among_valid_ones_under_load(served, signatures, mix):
     size_name, size = load_size()

@@ -33,6 +33,7 @@ def special_ids(tok):
     return [tok.cls_token_id, tok.sep_token_id, tok.pad_token_id]
 
 
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_split_sentences():
     text = (
         'Mr. Bennet replied that he had not. "But it is," returned she; "for Mrs. Long '
@@ -49,6 +50,7 @@ def test_split_sentences():
     assert pretraining.split_sentences("  ") == []
 
 
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_read_documents_boundaries_and_formats(tmp_path):
     novel = tmp_path / "novel.txt"
     novel.write_text(
@@ -82,6 +84,7 @@ def test_read_documents_boundaries_and_formats(tmp_path):
         pretraining.read_documents(str(tmp_path / "missing*.txt"))
 
 
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_bad_input_is_skipped_counted_and_never_crashes(tmp_path):
     bad = tmp_path / "bad.txt"
     content = b"\n".join(
@@ -134,6 +137,7 @@ def synthetic_documents(num_documents=6, sentences=12, seed=0):
     return documents
 
 
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_nsp_pairs_layout_and_labels():
     pairs = pretraining.create_nsp_pairs(synthetic_documents(), 24, cls_token_id=1, sep_token_id=2, pad_token_id=0, seed=0)
     assert pairs["token_ids"].dtype == np.int32 and pairs["token_ids"].shape[1] == 24
@@ -240,6 +244,7 @@ def test_masking_statistics_on_austen(masking):
         assert multi_piece > 100
 
 
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_mask_tokens_is_seeded_and_bounded():
     tok = tokenizer()
     pairs = pretraining.create_nsp_pairs(synthetic_documents(), 24, tok.cls_token_id, tok.sep_token_id, tok.pad_token_id)
@@ -279,6 +284,7 @@ def batches_equal(a, b):
     return all(np.array_equal(u, v) for u, v in zip(tf.nest.flatten(a), tf.nest.flatten(b)))
 
 
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_dynamic_dataset_is_seeded_and_remasks_every_epoch():
     tok = tokenizer()
     path = str(AUSTEN / "persuasion.txt")
@@ -302,6 +308,7 @@ def test_dynamic_dataset_is_seeded_and_remasks_every_epoch():
     assert not np.array_equal(epoch_1[0]["segment_ids"], epoch_2[0]["segment_ids"])  # new pairs
 
 
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_static_tfrecords_round_trip(tmp_path, capsys):
     tok = tokenizer()
     token_docs, start_docs, _ = persuasion()
@@ -339,6 +346,7 @@ def test_static_tfrecords_round_trip(tmp_path, capsys):
     assert shuffled.cardinality().numpy() == count // 16
 
 
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_pretraining_dataset_validation(tmp_path):
     tok = tokenizer()
     path = str(AUSTEN / "persuasion.txt")
@@ -354,6 +362,7 @@ def test_pretraining_dataset_validation(tmp_path):
         pretraining.pretraining_dataset(str(tiny), tok, batch_size=64, verbose=0)
 
 
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_expand_text_files(tmp_path):
     corpus = tmp_path / "corpus"
     (corpus / "b").mkdir(parents=True)
@@ -391,6 +400,7 @@ def test_expand_text_files(tmp_path):
         ("max_sequences_per_pack", 0, "`max_sequences_per_pack` must be a positive int; received 0"),
     ],
 )
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_config_rejects_a_bad_value_naming_it(field, value, message):
     with pytest.raises(ValueError, match=message):
         pretraining.PretrainingDataConfig(**{field: value})
@@ -398,6 +408,7 @@ def test_config_rejects_a_bad_value_naming_it(field, value, message):
         pretraining.PretrainingDataConfig().replace(**{field: value})
 
 
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_options_override_the_config(tmp_path):
     tok = tokenizer()
     lines = (AUSTEN / "persuasion.txt").read_text(encoding="utf-8").splitlines()[200:500]
