@@ -13,6 +13,8 @@ Anything this shortcut cannot express (a quantized layer, an activation)
 goes through the layer's own call, on every backend.
 """
 
+import math
+
 import keras
 from keras import ops
 
@@ -36,11 +38,8 @@ def linear(layer, x, input_rank=1):
     import torch  # only here: the torch backend is the one place this module runs torch ops
 
     kernel = ops.convert_to_tensor(layer.kernel)  # merges LoRA; autocast to the compute dtype
-    in_shape = tuple(kernel.shape[:input_rank])
+    in_size = math.prod(kernel.shape[:input_rank])
     out_shape = tuple(kernel.shape[input_rank:])
-    in_size = 1
-    for dim in in_shape:
-        in_size *= dim
     matrix = kernel.reshape(in_size, -1)
     bias = None if layer.bias is None else ops.convert_to_tensor(layer.bias).reshape(-1)
     x = ops.convert_to_tensor(x)

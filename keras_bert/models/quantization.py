@@ -56,9 +56,7 @@ def warn_if_int8_is_slow(mode, config=None):
     backend = keras.backend.backend()
     if mode != "int8" or backend not in INT8_SLOWER_ON_CPU or backend in _warned_backends:
         return
-    # Where new tensors go ("cpu", "cuda:0", ".../device:GPU:0"); `keras.distribution.list_devices` has no torch version.
-    device = str(getattr(keras.ops.zeros(()), "device", "cpu")).lower()
-    if "cuda" in device or "gpu" in device:
+    if _on_accelerator():
         return  # measured on CPU only; on a GPU Keras has int8 kernels
     _warned_backends.add(backend)
     ratio = INT8_SLOWER_ON_CPU[backend]
@@ -88,8 +86,7 @@ def warn_if_bfloat16_is_slow(policy):
         return
     if keras.dtype_policies.get(policy).compute_dtype != "bfloat16":
         return
-    device = str(getattr(keras.ops.zeros(()), "device", "cpu")).lower()
-    if "cuda" in device or "gpu" in device or "tpu" in device:
+    if _on_accelerator():
         return  # measured on CPU only
     _warned_bfloat16.add(backend)
     warnings.warn(
@@ -100,6 +97,12 @@ def warn_if_bfloat16_is_slow(policy):
         UserWarning,
         stacklevel=_caller_stacklevel(),
     )
+
+
+def _on_accelerator():
+    """Whether new tensors go to a GPU or TPU; `keras.distribution.list_devices` has no torch version."""
+    device = str(getattr(keras.ops.zeros(()), "device", "cpu")).lower()  # "cpu", "cuda:0", ".../device:GPU:0"
+    return any(kind in device for kind in ("cuda", "gpu", "tpu"))
 
 
 def _caller_stacklevel():
