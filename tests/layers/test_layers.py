@@ -128,6 +128,7 @@ def test_self_attention_fast_path_keeps_an_all_padding_example_finite():
     np.testing.assert_allclose(fused[0], keras.ops.convert_to_numpy(explicit)[0], atol=1e-5)
 
 
+@pytest.mark.only_backend("torch", reason="the fused projection is torch-only; elsewhere linear() is the layer's own call")
 def test_transformer_encoder_fast_projection_matches_the_layers_own_call():
     # On torch the encoder applies its Dense layers through one fused addmm
     # (keras_bert.layers._fused.linear); it must equal the layers' own call,
