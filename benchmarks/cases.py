@@ -24,7 +24,6 @@ from benchmarks.common import (
 VOCAB = 30522
 FORWARD_SHAPES = {"base": (8, 128), "mini": (32, 128)}
 QUICK_FORWARD_SHAPES = {"tiny": (2, 16)}
-ONNX_FORWARD_SIZES = ("tiny", "mini")  # see `forward`: base runs out of memory in tf2onnx
 
 
 def _settings(quick):
@@ -153,10 +152,7 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
             matmul, matmul_flops = numpy_matmul(512 if quick else 2048)
             fns[("numpy", "matmul")] = matmul
         workdir = tempfile.TemporaryDirectory(prefix="keras-bert-bench-onnx-") if onnx else None
-        # Not at base: converting our base graph with tf2onnx needs more memory than this 23.5 GiB machine has
-        # (the first full run's TensorFlow process was OOM-killed at 24 GB RSS during that export; mini
-        # peaks at 3.9 GB). Tracked as an open bug of `export_onnx` for base-size models.
-        if onnx and size in ONNX_FORWARD_SIZES:
+        if onnx:
             log(f"  forward {backend} {config}: exporting ours and HF's to ONNX (fp32, int8)")
             fns.update(peer_calls.onnx_forward_fns(model, _hf_model(size), x, workdir.name))
         seconds = time_interleaved(fns, warmup, repeats, min_s, BUDGET)

@@ -9,18 +9,33 @@ multiple choice); its outputs are the model's own, named by `output_names`.
 - ONNX: dynamic batch and length, opset `DEFAULT_OPSET`; TensorFlow's exact
   GELU uses `Erfc`, which tf2onnx has no handler for: `_erfc_handler` writes
   it as `1 - Erf(x)` (ONNX has `Erf` since opset 9). Dynamic int8 is
-  onnxruntime's `quantize_dynamic` (int8 weights of MatMul/Gemm with a scale per
-  output channel, activations quantized per call).
+  onnxruntime's `quantize_dynamic` (int8 weights of every weight MatMul with a
+  scale per output channel, activations quantized per call).
+  The weights enter tf2onnx as graph *inputs*, not frozen constants, and
+  become initializers afterwards (`_weights_to_initializers`). Frozen, every
+  freezing, grappler and optimizer pass copied all of them: a base model
+  (440 MB of weights) grew past 24 GB resident and then failed protobuf's
+  2 GB serialisation; as inputs it converts at 3 GB peak, mini at 1.1 GB
+  instead of 3.9. onnxruntime's basic (provider-independent) constant folding
+  then folds the transposes and reshapes tf2onnx leaves on the weights, so
+  MatMul reads its weight directly (what int8 quantization looks for) and the
+  file computes exactly what the frozen conversion wrote.
 - LiteRT: the variables are frozen to constants (TFLiteConverter otherwise
   keeps them as uninitialised resource variables, and the interpreter returns
   NaN); the batch is dynamic, the length fixed (TFLite's shape signature).
 """
 
+import os
+
+import keras
 import numpy as np
 import tensorflow as tf
 
 DEFAULT_OPSET = 17
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
+WEIGHT_INPUT_PREFIX = "keras_bert_weight_"
+# One ONNX file is one protobuf message, at most 2 GiB; a little room for the graph itself.
+MAX_ONNX_WEIGHT_BYTES = 2**31 - 2**26
 
 
 def output_names(model, task):
@@ -59,15 +74,109 @@ def _erfc_handler(ctx, node, name, args):
 
 
 def to_onnx(model, task, path, opset=DEFAULT_OPSET):
-    """Writes the token-id graph of `model` to `path` (.onnx); returns the output names."""
-    import tf2onnx  # defers tf2onnx (an extra): imported only when converting
+    """Writes the token-id graph of `model` to `path` (.onnx); returns the output names.
 
-    forward, signature, names = _token_id_function(model, task)
-    _, _ = tf2onnx.convert.from_function(
-        forward, input_signature=signature, opset=opset, output_path=path,
-        custom_op_handlers={"Erfc": (_erfc_handler, [])},
+    Raises:
+        ValueError: the weights exceed what one ONNX file holds (protobuf's 2 GB).
+    """
+    # defers tf2onnx and onnxruntime (an extra): imported only when converting
+    import onnxruntime
+    import tf2onnx
+
+    weight_bytes = sum(int(np.prod(v.shape)) * tf.as_dtype(v.dtype).size for v in model.weights)
+    if weight_bytes > MAX_ONNX_WEIGHT_BYTES:
+        raise ValueError(
+            f"the model's weights take {weight_bytes / 2**30:.2f} GiB; one ONNX file holds under 2 GiB "
+            "(protobuf's limit), so this model cannot be exported to ONNX as one file"
+        )
+    forward, signature, names, weights = _stateless_token_id_function(model, task)
+    proto, _ = tf2onnx.convert.from_function(
+        forward, input_signature=signature, opset=opset, custom_op_handlers={"Erfc": (_erfc_handler, [])},
     )
+    _weights_to_initializers(proto.graph, weights)
+    unfolded = path + ".unfolded"
+    with open(unfolded, "wb") as f:
+        f.write(proto.SerializeToString())
+    del proto
+    try:
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = path
+        options.log_severity_level = 3  # its "removing unused initializer" notices are expected
+        onnxruntime.InferenceSession(unfolded, options, providers=["CPUExecutionProvider"])
+    finally:
+        os.remove(unfolded)
+    _keep_used_opsets(path)
     return names
+
+
+def _keep_used_opsets(path):
+    """Drops the opset imports onnxruntime adds to every model it writes (com.microsoft, ...) that no node uses."""
+    import onnx  # defers onnx (an extra), as above
+
+    proto = onnx.load(path)
+    used = {node.domain for node in proto.graph.node} | {""}
+    kept = [opset for opset in proto.opset_import if opset.domain in used]
+    del proto.opset_import[:]
+    proto.opset_import.extend(kept)
+    onnx.save(proto, path)
+
+
+def _stateless_token_id_function(model, task):
+    """`(tf.function, input_signature, names, weights)`: the forward pass with every weight as an input.
+
+    The signature is the three token-id inputs followed by one input per
+    variable of `weights` (named `WEIGHT_INPUT_PREFIX` + index); the function
+    runs `model.stateless_call` on them, so the traced graph holds no variable.
+    """
+    shape = [None, None, None] if task == "multiple_choice" else [None, None]
+    trainable, non_trainable = list(model.trainable_variables), list(model.non_trainable_variables)
+    weights = trainable + non_trainable
+    signature = [tf.TensorSpec(shape, tf.int32, name=name) for name in INPUT_NAMES] + [
+        tf.TensorSpec(w.shape, w.dtype, name=f"{WEIGHT_INPUT_PREFIX}{i}") for i, w in enumerate(weights)
+    ]
+    names = output_names(model, task)
+
+    @tf.function(input_signature=signature)
+    def forward(token_ids, segment_ids, padding_mask, *values):
+        inputs = {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
+        outputs, _ = model.stateless_call(
+            list(values[: len(trainable)]), list(values[len(trainable):]), inputs, training=False
+        )
+        if isinstance(outputs, dict):
+            return {name: outputs[name] for name in names}
+        return {names[0]: outputs}
+
+    return forward, signature, names, weights
+
+
+def _weights_to_initializers(graph, weights):
+    """Turns the weight inputs of a converted graph into initializers holding the weights' values.
+
+    Weights the graph does not read (dropout's seed state) are dropped. The
+    initializers are named by the variables' paths, so a reader of the file
+    sees `transformer_layer_0/self_attention/qkv/kernel`, not an index.
+    """
+    from onnx import numpy_helper  # defers onnx (an extra), as above
+
+    by_input = {f"{WEIGHT_INPUT_PREFIX}{i}": w for i, w in enumerate(weights)}
+    read = {name for node in graph.node for name in node.input}
+    paths = [w.path for w in weights]
+    readable = len(set(paths)) == len(paths)  # paths are unique in a built model; the index if not
+    renamed = {}
+    for item in graph.input:
+        if item.name in by_input and item.name in read:
+            variable = by_input[item.name]
+            renamed[item.name] = variable.path if readable else item.name
+            graph.initializer.append(numpy_helper.from_array(np.asarray(keras.ops.convert_to_numpy(variable.value)),
+                                                             renamed[item.name]))
+    kept = [item for item in graph.input if item.name not in by_input]
+    del graph.input[:]
+    graph.input.extend(kept)
+    for node in graph.node:
+        for k, name in enumerate(node.input):
+            if name in renamed:
+                node.input[k] = renamed[name]
 
 
 def quantize_int8(source, target):
@@ -76,11 +185,66 @@ def quantize_int8(source, target):
     Per-channel weight scales, not one per tensor: on all-MiniLM-L6-v2 fine-tuned for sentiment
     (1,054 held-out sentences, fp32 0.8491), per-tensor int8 scored 0.8425 (-0.66 points) and
     per-channel 0.8548; keeping the pooler and head matmuls in fp32 changed neither.
+
+    onnxruntime's dynamic quantization takes MatMul, not Gemm, and tf2onnx writes the
+    attention's QKV and output projections (Keras `EinsumDense`) as Gemm: they are rewritten
+    as MatMul + Add first (`_gemms_as_matmuls`), or half of each block's weights stay fp32.
     """
-    # defers onnxruntime (an extra): imported only when quantizing
+    # defers onnx and onnxruntime (an extra): imported only when quantizing
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True)
+    proto = onnx.load(source)
+    _gemms_as_matmuls(proto.graph)
+    staged = target + ".matmul.onnx"
+    onnx.save(proto, staged)
+    del proto
+    try:
+        quantize_dynamic(staged, target, weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        os.remove(staged)
+
+
+def _gemms_as_matmuls(graph):
+    """Rewrites each `Gemm(A, B, C)` whose B is a weight as `MatMul(A, B') + C` (B' = B transposed if transB).
+
+    Only the plain forms tf2onnx writes are rewritten (alpha 1, A not transposed, B an initializer,
+    C absent or with beta 1; the projections come without C and beta 0); any other Gemm is left
+    as it is. Returns the number rewritten.
+    """
+    from onnx import helper, numpy_helper  # defers onnx (an extra), as above
+
+    weights = {tensor.name: tensor for tensor in graph.initializer}
+    nodes, rewritten = [], 0
+    for node in graph.node:
+        attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        has_bias = len(node.input) > 2 and bool(node.input[2])
+        plain = (node.op_type == "Gemm" and node.domain in ("", "ai.onnx") and attributes.get("alpha", 1.0) == 1.0
+                 and (not has_bias or attributes.get("beta", 1.0) == 1.0) and not attributes.get("transA", 0)
+                 and node.input[1] in weights)
+        if not plain:
+            nodes.append(node)
+            continue
+        kernel = node.input[1]
+        if attributes.get("transB", 0):
+            kernel = f"{node.input[1]}/transposed_for_matmul"
+            if kernel not in weights:
+                values = numpy_helper.to_array(weights[node.input[1]]).T
+                weights[kernel] = numpy_helper.from_array(np.ascontiguousarray(values), kernel)
+                graph.initializer.append(weights[kernel])
+        product = f"{node.name}/matmul_output" if has_bias else node.output[0]
+        nodes.append(helper.make_node("MatMul", [node.input[0], kernel], [product], name=f"{node.name}/MatMul"))
+        if has_bias:
+            nodes.append(helper.make_node("Add", [product, node.input[2]], [node.output[0]], name=f"{node.name}/Add"))
+        rewritten += 1
+    del graph.node[:]
+    graph.node.extend(nodes)
+    # A transposed weight no Gemm reads any more is dropped.
+    read = {name for node in graph.node for name in node.input}
+    kept = [tensor for tensor in graph.initializer if tensor.name in read]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    return rewritten
 
 
 def to_litert(model, task, path, sequence_length):

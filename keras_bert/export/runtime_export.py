@@ -132,6 +132,14 @@ def _export(format, model, directory, tokenizer, graph_options, options):
     task = task_kind(model)
     backbone = model if task == "backbone" else model.backbone
     sm._check_tokenizer(tokenizer, task, backbone)
+    if format == "onnx" and (backbone.compute_dtype != "float32" or backbone.variable_dtype != "float32"):
+        # tf2onnx writes mixed float16/bfloat16 types into the projections' Gemm, which onnxruntime
+        # refuses to load; its CPU kernels are float32 and int8 anyway.
+        raise ValueError(
+            f"ONNX export takes a float32 model; this one computes in {backbone.compute_dtype} with "
+            f"{backbone.variable_dtype} weights. Load or rebuild it with dtype='float32' and export that "
+            "(quantize='int8' makes the smaller, faster graph)."
+        )
     if format == "litert" and task == "multiple_choice":
         raise ValueError("LiteRT export takes (batch, length) inputs; a multiple-choice model needs ONNX or a SavedModel.")
     length = options.get("sequence_length")
