@@ -14,6 +14,11 @@
    packing, model, decoding) of teacher and students in this one process, timed
    in alternating rounds (`benchmarks.common.time_interleaved`) on the first 320
    held-out sentences per call, batch 32.
+4. With `--onnx`: each model is also exported with `export_onnx(..., quantize="int8")`
+   and served by `ExportedModel` (the same tokenizer and pipeline code around an
+   onnxruntime int8 graph); those rows (`teacher_onnx_int8`, ...) are scored and
+   timed in the same alternating rounds. It answers the deployment question
+   ("how much faster can the classifier get?"): distillation and int8 together.
 
 Every stage's output folder is kept under benchmarks/.cache/ and reused by a
 later run (delete it to redo the stage):
@@ -107,7 +112,38 @@ def _pipeline(path):
     return pipeline_for(keras.saving.load_model(path, compile=False), tokenizer, sequence_length=64, batch_size=32)
 
 
-def measure(folders, heldout, repeats, pipelines=None):
+class _OnnxPipeline:
+    """An `ExportedModel` with the two things `measure` reads from a pipeline: a call on texts and the model's depth."""
+
+    def __init__(self, directory, layers, parameters):
+        from keras_bert.export import ExportedModel
+
+        self.exported = ExportedModel(directory, precision="int8")
+        self.layers, self.parameters = layers, parameters
+
+    def __call__(self, texts):
+        return self.exported.predict(texts, batch_size=32)
+
+
+def onnx_int8_pipelines(folders):
+    """`name_onnx_int8` -> an int8 ONNX export of each model (written under the cache once, then reused)."""
+    from keras_bert.export import export_onnx
+
+    pipelines = {}
+    for name, path in folders.items():
+        pipeline = _pipeline(path)
+        directory = CACHE / "distill_onnx" / Path(path).name
+        if not (directory / "model.int8.onnx").is_file():
+            log(f"exporting {name} to ONNX (fp32 + int8) into {directory}")
+            export_onnx(pipeline.model, directory, pipeline.tokenizer, quantize="int8", sequence_length=64,
+                        overwrite=True, verbose=False)
+        pipelines[f"{name}_onnx_int8"] = _OnnxPipeline(
+            str(directory), pipeline.model.backbone.num_layers, int(pipeline.model.count_params())
+        )
+    return pipelines
+
+
+def measure(folders, heldout, repeats, pipelines=None, onnx=False):
     """Held-out accuracy (all sentences, untimed) and end-to-end sentences/s (alternating rounds) per model.
 
     With `pipelines` given (name -> pipeline) instead of folders, only the speed is measured.
@@ -119,9 +155,15 @@ def measure(folders, heldout, repeats, pipelines=None):
     timed = texts[:TIMED_SENTENCES]
     speed_only = pipelines is not None
     pipelines = pipelines or {name: _pipeline(path) for name, path in folders.items()}
+    if onnx:
+        pipelines.update(onnx_int8_pipelines(folders))
     results = {}
     for name, pipeline in pipelines.items():
-        results[name] = {"layers": pipeline.model.backbone.num_layers, "parameters": int(pipeline.model.count_params())}
+        if isinstance(pipeline, _OnnxPipeline):
+            results[name] = {"layers": pipeline.layers, "parameters": pipeline.parameters, "runtime": "onnxruntime int8"}
+        else:
+            results[name] = {"layers": pipeline.model.backbone.num_layers, "parameters": int(pipeline.model.count_params()),
+                             "runtime": "keras fp32"}
         if not speed_only:
             predicted = [row["label"] for row in pipeline(texts)]
             results[name]["accuracy"] = round(float(np.mean([p == t for p, t in zip(predicted, labels)])), 4)
@@ -152,6 +194,8 @@ def main(argv=None):
     parser.add_argument("--speed-only", action="store_true",
                         help="time the teacher and its students straight from `student_from_teacher` (not distilled: "
                              "the speed does not depend on the weights); no accuracy")
+    parser.add_argument("--onnx", action="store_true",
+                        help="also export every model to ONNX int8 and score and time it beside the Keras rows")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--report", help="write the results as JSON here")
     args = parser.parse_args(argv)
@@ -174,16 +218,17 @@ def main(argv=None):
         with open(os.path.join(folders[name], "distill.json"), encoding="utf-8") as f:
             record = json.load(f)
         log(f"{name}: held-out accuracy {record['student'].get('accuracy')} (teacher {record['teacher'].get('accuracy')})")
-    results = measure(folders, heldout, args.repeats)
+    results = measure(folders, heldout, args.repeats, onnx=args.onnx)
     for name, result in results.items():
-        result["build_minutes_this_run"] = minutes[name]
-        result["folder"] = folders[name]
+        model = name.replace("_onnx_int8", "")
+        result["build_minutes_this_run"] = minutes[model]
+        result["folder"] = folders[model]
     report = {"backend": keras.backend.backend(), "data": counts, "timed_sentences": TIMED_SENTENCES,
               "options": {k: v for k, v in vars(args).items() if k not in ("report", "quiet")}, "results": results}
     print()
-    print(f"{'model':12} {'layers':>6} {'accuracy':>9} {'sentences/s':>12} {'x teacher':>10}")
+    print(f"{'model':22} {'layers':>6} {'accuracy':>9} {'sentences/s':>12} {'x teacher':>10}")
     for name, r in results.items():
-        print(f"{name:12} {r['layers']:6d} {r['accuracy']:9.4f} {r['sentences_per_second']:12.1f} "
+        print(f"{name:22} {r['layers']:6d} {r['accuracy']:9.4f} {r['sentences_per_second']:12.1f} "
               f"{r['speedup_vs_teacher']:10.2f}")
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:

@@ -333,4 +333,4 @@ if __name__ == "__main__":
     source = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "RESULTS.json")
     with open(source, encoding="utf-8") as f:
         saved = json.load(f)
-    write_report(os.path.splitext(source)[0] + ".md", saved["run"], saved["records"], saved["errors"])
+    write_report(os.path.splitext(source)[0] + ".md", saved["run"], saved["records"], saved.get("errors", []))
