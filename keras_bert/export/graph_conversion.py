@@ -19,7 +19,9 @@ multiple choice); its outputs are the model's own, named by `output_names`.
   instead of 3.9. onnxruntime's basic (provider-independent) constant folding
   then folds the transposes and reshapes tf2onnx leaves on the weights, so
   MatMul reads its weight directly (what int8 quantization looks for) and the
-  file computes exactly what the frozen conversion wrote.
+  file computes exactly what the frozen conversion wrote. Last, `onnx_rewrites`
+  turns TensorFlow's layer norms into `LayerNormalization` and its GELU into
+  the form onnxruntime fuses into one `Gelu` node.
 - LiteRT: the variables are frozen to constants (TFLiteConverter otherwise
   keeps them as uninitialised resource variables, and the interpreter returns
   NaN); the batch is dynamic, the length fixed (TFLite's shape signature).
@@ -30,6 +32,8 @@ import os
 import keras
 import numpy as np
 import tensorflow as tf
+
+from keras_bert.export import onnx_rewrites
 
 DEFAULT_OPSET = 17
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
@@ -106,15 +110,17 @@ def to_onnx(model, task, path, opset=DEFAULT_OPSET):
         onnxruntime.InferenceSession(unfolded, options, providers=["CPUExecutionProvider"])
     finally:
         os.remove(unfolded)
-    _keep_used_opsets(path)
+    _finish(path)
     return names
 
 
-def _keep_used_opsets(path):
-    """Drops the opset imports onnxruntime adds to every model it writes (com.microsoft, ...) that no node uses."""
+def _finish(path):
+    """Fuses what onnxruntime cannot (`onnx_rewrites`) and drops the opset imports onnxruntime adds that no node uses."""
     import onnx  # defers onnx (an extra), as above
 
     proto = onnx.load(path)
+    onnx_rewrites.fuse_layer_norms(proto.graph)
+    onnx_rewrites.gelu_as_erf_plus_one(proto.graph)
     used = {node.domain for node in proto.graph.node} | {""}
     kept = [opset for opset in proto.opset_import if opset.domain in used]
     del proto.opset_import[:]
@@ -188,14 +194,14 @@ def quantize_int8(source, target):
 
     onnxruntime's dynamic quantization takes MatMul, not Gemm, and tf2onnx writes the
     attention's QKV and output projections (Keras `EinsumDense`) as Gemm: they are rewritten
-    as MatMul + Add first (`_gemms_as_matmuls`), or half of each block's weights stay fp32.
+    as MatMul + Add first (`onnx_rewrites.gemms_as_matmuls`), or half of each block's weights stay fp32.
     """
     # defers onnx and onnxruntime (an extra): imported only when quantizing
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     proto = onnx.load(source)
-    _gemms_as_matmuls(proto.graph)
+    onnx_rewrites.gemms_as_matmuls(proto.graph)
     staged = target + ".matmul.onnx"
     onnx.save(proto, staged)
     del proto
@@ -203,48 +209,6 @@ def quantize_int8(source, target):
         quantize_dynamic(staged, target, weight_type=QuantType.QInt8, per_channel=True)
     finally:
         os.remove(staged)
-
-
-def _gemms_as_matmuls(graph):
-    """Rewrites each `Gemm(A, B, C)` whose B is a weight as `MatMul(A, B') + C` (B' = B transposed if transB).
-
-    Only the plain forms tf2onnx writes are rewritten (alpha 1, A not transposed, B an initializer,
-    C absent or with beta 1; the projections come without C and beta 0); any other Gemm is left
-    as it is. Returns the number rewritten.
-    """
-    from onnx import helper, numpy_helper  # defers onnx (an extra), as above
-
-    weights = {tensor.name: tensor for tensor in graph.initializer}
-    nodes, rewritten = [], 0
-    for node in graph.node:
-        attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        has_bias = len(node.input) > 2 and bool(node.input[2])
-        plain = (node.op_type == "Gemm" and node.domain in ("", "ai.onnx") and attributes.get("alpha", 1.0) == 1.0
-                 and (not has_bias or attributes.get("beta", 1.0) == 1.0) and not attributes.get("transA", 0)
-                 and node.input[1] in weights)
-        if not plain:
-            nodes.append(node)
-            continue
-        kernel = node.input[1]
-        if attributes.get("transB", 0):
-            kernel = f"{node.input[1]}/transposed_for_matmul"
-            if kernel not in weights:
-                values = numpy_helper.to_array(weights[node.input[1]]).T
-                weights[kernel] = numpy_helper.from_array(np.ascontiguousarray(values), kernel)
-                graph.initializer.append(weights[kernel])
-        product = f"{node.name}/matmul_output" if has_bias else node.output[0]
-        nodes.append(helper.make_node("MatMul", [node.input[0], kernel], [product], name=f"{node.name}/MatMul"))
-        if has_bias:
-            nodes.append(helper.make_node("Add", [product, node.input[2]], [node.output[0]], name=f"{node.name}/Add"))
-        rewritten += 1
-    del graph.node[:]
-    graph.node.extend(nodes)
-    # A transposed weight no Gemm reads any more is dropped.
-    read = {name for node in graph.node for name in node.input}
-    kept = [tensor for tensor in graph.initializer if tensor.name in read]
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
-    return rewritten
 
 
 def to_litert(model, task, path, sequence_length):
