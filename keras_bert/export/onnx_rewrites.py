@@ -114,6 +114,8 @@ def _match_layer_norm(g, mean):
     reciprocal = sqrt and g.only_consumer(sqrt.output[0], "Reciprocal")
     scale = reciprocal and g.only_consumer(reciprocal.output[0], "Mul")
     gamma = scale and g.value(g.other_input(scale, reciprocal.output[0]))
+    # Keras' layer norm broadcasts gamma to x's rank, so (1, 1, hidden) means x is rank 3, where
+    # GlobalAveragePool averages the last axis only (over a rank-4 x it would average two).
     if gamma is None or gamma.ndim != 3 or gamma.shape[:2] != (1, 1):
         return None
     scale_readers = g.consumers.get(scale.output[0], [])
