@@ -24,13 +24,11 @@ SQRT_TWO_NAME = "keras_bert/gelu_sqrt2"
 
 
 class _Graph:
-    """Producers, consumers and constant values of an ONNX GraphProto's names."""
+    """Consumers and constant values of an ONNX GraphProto's names."""
 
     def __init__(self, graph):
         from onnx import numpy_helper  # defers onnx (an extra): imported only when exporting
 
-        self.graph = graph
-        self.producer = {name: node for node in graph.node for name in node.output}
         self.consumers = {}
         for node in graph.node:
             for name in dict.fromkeys(node.input):  # a node reading a name twice (x * x) is one reader
