@@ -81,10 +81,10 @@ class ExportedModel:
         self.task = self.metadata["task"]
         self.text_inputs = self.metadata["text_inputs"]
         self.label_names = self.metadata["label_names"]
-        if self.task in ("backbone", "text_embedder"):
+        if self.task == "backbone":
             raise ValueError(
-                f"{directory}: ExportedModel predicts with task models; run this {self.task}'s graph with "
-                "keras_bert.export.RuntimeModel(directory).outputs(token_ids...) instead."
+                f"{directory}: ExportedModel predicts with task models and text embedders; run this backbone's "
+                "graph with keras_bert.export.RuntimeModel(directory).outputs(token_ids...) instead."
             )
         if tokenizer is None:
             with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as f:
@@ -151,7 +151,10 @@ class ExportedModel:
         self._pipeline.batch_size = batch_size
         if not columns[0]:
             return [], []
-        return self._pipeline(*columns), self._pipeline.input_stats(*columns)
+        results = self._pipeline(*columns)
+        if self.task == "text_embedder":  # the pipeline's (texts, width) array, as the SavedModel's results
+            results = [{"embedding": vector.tolist()} for vector in np.asarray(results)]
+        return results, self._pipeline.input_stats(*columns)
 
     def _results(self, outputs, columns):
         task, n = self.task, len(columns[0])

@@ -40,7 +40,7 @@ FORMATS = {"onnx": "keras_bert.onnx", "litert": "keras_bert.litert"}
 # What each format's conversion and runtime import, and the extra that installs them.
 _REQUIREMENTS = {"onnx": ("onnx", "onnxruntime", "tf2onnx"), "litert": ("ai_edge_litert",)}
 _PIPELINE_OPTIONS = ("window_stride", "doc_stride", "max_query_length", "max_answer_length", "allow_no_answer",
-                     "null_score_diff_threshold")
+                     "null_score_diff_threshold", "lowercase")
 
 
 def runtime_format(directory):
@@ -91,7 +91,9 @@ def export_onnx(model, directory, tokenizer, quantize=None, opset=None, **option
         **options: `sequence_length` (what `ExportedModel` packs texts to;
             the graph takes any length), `label_names`, `text_pair`,
             `window_stride`, question answering options, `overwrite`,
-            `verbose`, as `export_saved_model` takes them.
+            `verbose`, as `export_saved_model` takes them; `lowercase`
+            for a text embedder whose pipeline lowercases texts (recorded,
+            and applied by `ExportedModel`).
 
     Returns:
         The metadata dict written to `keras_bert_export.json`.

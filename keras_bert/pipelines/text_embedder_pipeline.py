@@ -26,7 +26,9 @@ class TextEmbedderPipeline(TaskPipeline):
     a sentence of 20 tokens costs a 24-token forward pass, not a 256-token one).
 
     Args:
-        model: a `BertTextEmbedder`.
+        model: a `BertTextEmbedder`, or the `RuntimeModel` of one's ONNX /
+            LiteRT export (`keras_bert.export.export_onnx`): the same
+            tokenization and batching around onnxruntime's graph.
         tokenizer: the `BertTokenizer` of its checkpoint.
         sequence_length: tokens per text at most; default the model's
             `sequence_length` (the checkpoint's `max_seq_length`), else the
@@ -43,10 +45,21 @@ class TextEmbedderPipeline(TaskPipeline):
     """
 
     def __init__(self, model, tokenizer, sequence_length=None, batch_size=32, lowercase=False):
-        if not isinstance(model, BertTextEmbedder):
-            raise ValueError(f"TextEmbedderPipeline needs a BertTextEmbedder. Received: {type(model).__name__}")
+        # An export's RuntimeModel is told by its metadata (not imported here: pipelines do not need onnxruntime).
+        exported = getattr(model, "metadata", None)
+        if isinstance(model, BertTextEmbedder):
+            self._width = model.backbone.hidden_dim
+            default_length = model.sequence_length or model.backbone.max_sequence_length
+        elif isinstance(exported, dict) and exported.get("task") == "text_embedder":
+            self._width = exported["backbone_config"]["hidden_dim"]
+            default_length = exported["sequence_length"]
+        else:
+            raise ValueError(
+                "TextEmbedderPipeline needs a BertTextEmbedder or the RuntimeModel of its export. "
+                f"Received: {type(model).__name__}"
+            )
         if sequence_length is None:
-            sequence_length = model.sequence_length or model.backbone.max_sequence_length
+            sequence_length = default_length
         if not isinstance(sequence_length, int) or sequence_length < 3:
             raise ValueError(f"`sequence_length` must be an int >= 3. Received: sequence_length={sequence_length!r}")
         if not isinstance(batch_size, int) or batch_size < 1:
@@ -75,7 +88,7 @@ class TextEmbedderPipeline(TaskPipeline):
         texts, single = text_batch(texts)
         check_texts(texts)
         if not texts:
-            return np.zeros((0, self.model.backbone.hidden_dim), "float32")
+            return np.zeros((0, self._width), "float32")
         embeddings = np.asarray(self._predict_trimmed(self.inputs(texts)), "float32")
         return embeddings[0] if single else embeddings
 

@@ -223,3 +223,33 @@ def test_onnx_conversion_memory_grows_with_the_weights_not_with_tf2onnx_passes(t
     tables = [t for t in graph.initializer if t.name == "embeddings/token_embedding/embeddings"]
     assert len(tables) == 1 and list(tables[0].dims) == [200_000, 64]
     assert path.stat().st_size < 1.05 * weights_kib * 1024
+
+
+@ON_TENSORFLOW_ONLY
+def test_text_embedder_onnx_export_serves_the_pipelines_embeddings(tmp_path):
+    """`ExportedModel` and `TextEmbedderPipeline` over the ONNX graph give the Keras pipeline's vectors."""
+    from keras_bert import BertTextEmbedder
+    from keras_bert.pipelines.text_embedder_pipeline import TextEmbedderPipeline
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+
+    keras.utils.set_random_seed(5)
+    embedder = BertTextEmbedder(tiny_backbone(max_sequence_length=64), pooling="mean", normalize=True)
+    # A cased tokenizer over the uncased vocabulary: only the pipeline's `lowercase` maps "FILM" to "film".
+    cased = BertTokenizer(str(VOCAB_FILE), lowercase=False)
+    texts = SHORT_TEXTS + [text.upper() for text in SHORT_TEXTS[:2]] + LONG_TEXTS[:1]  # the long one is truncated
+    expected = TextEmbedderPipeline(embedder, cased, sequence_length=LENGTH, lowercase=True)(texts)
+    assert np.abs(TextEmbedderPipeline(embedder, cased, sequence_length=LENGTH)(texts[-3:-1]) - expected[-3:-1]).max() > 1e-3
+    export_onnx(embedder, tmp_path / "embedder", cased, quantize="int8", sequence_length=LENGTH, lowercase=True,
+                verbose=False)
+
+    served = ExportedModel(tmp_path / "embedder", precision="fp32")  # with the tokenizer saved beside the graph
+    assert served.metadata["pipeline_options"] == {"lowercase": True}
+    results, stats = served.predict_with_stats(texts, batch_size=3)
+    np.testing.assert_allclose(np.array([r["embedding"] for r in results]), expected, atol=1e-5)
+    np.testing.assert_allclose(results[len(SHORT_TEXTS)]["embedding"], expected[0], atol=1e-5)  # upper = lower
+    assert stats[-1]["truncated_tokens"] > 0 and served.predict([]) == []
+    direct = TextEmbedderPipeline(RuntimeModel(tmp_path / "embedder", precision="fp32"), cased, lowercase=True)
+    assert direct.sequence_length == LENGTH and direct([]).shape == (0, 16)
+    np.testing.assert_allclose(direct(texts), expected, atol=1e-5)
+    int8 = np.array([r["embedding"] for r in ExportedModel(tmp_path / "embedder").predict(texts)])
+    assert np.min(np.sum(int8 * expected, axis=1)) > 0.98  # unit vectors: cosine similarity to fp32

@@ -72,7 +72,7 @@ def test_training_inputs_hold_anchors_positives_and_negatives():
 
 
 def test_bad_input_is_named():
-    with pytest.raises(ValueError, match="needs a BertTextEmbedder. Received: BertClassifier"):
+    with pytest.raises(ValueError, match="needs a BertTextEmbedder or the RuntimeModel of its export. Received: BertClassifier"):
         TextEmbedderPipeline(BertClassifier(tiny_backbone(), num_classes=2), fixture_tokenizer())
     pipeline = TextEmbedderPipeline(BertTextEmbedder(tiny_backbone()), fixture_tokenizer())
     with pytest.raises(ValueError, match="text 1 is empty"):
