@@ -83,9 +83,8 @@ def to_onnx(model, task, path, opset=DEFAULT_OPSET):
     Raises:
         ValueError: the weights exceed what one ONNX file holds (protobuf's 2 GB).
     """
-    # defers tf2onnx and onnxruntime (an extra): imported only when converting
-    import onnxruntime
-    import tf2onnx
+    import onnxruntime  # defers onnxruntime (an extra): imported only when converting
+    import tf2onnx  # defers tf2onnx (an extra), as above
 
     weight_bytes = sum(int(np.prod(v.shape)) * tf.as_dtype(v.dtype).size for v in model.weights)
     if weight_bytes > MAX_ONNX_WEIGHT_BYTES:
@@ -196,9 +195,8 @@ def quantize_int8(source, target):
     attention's QKV and output projections (Keras `EinsumDense`) as Gemm: they are rewritten
     as MatMul + Add first (`onnx_rewrites.gemms_as_matmuls`), or half of each block's weights stay fp32.
     """
-    # defers onnx and onnxruntime (an extra): imported only when quantizing
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    import onnx  # defers onnx (an extra): imported only when quantizing
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # defers onnxruntime, as above
 
     proto = onnx.load(source)
     onnx_rewrites.gemms_as_matmuls(proto.graph)
