@@ -50,18 +50,28 @@ def output_names(model, task):
     return ["embeddings" if task == "text_embedder" else "logits"]
 
 
-def _token_id_function(model, task, sequence_length=None):
-    """`(tf.function, input_signature, names)`: the forward pass returning a list in `names` order."""
+def _token_id_signature(task, sequence_length=None):
+    """The three int32 token-id inputs, `(batch, length)` or `(batch, num_choices, length)`."""
     shape = [None, None, sequence_length] if task == "multiple_choice" else [None, sequence_length]
-    signature = [tf.TensorSpec(shape, tf.int32, name=name) for name in INPUT_NAMES]
+    return [tf.TensorSpec(shape, tf.int32, name=name) for name in INPUT_NAMES]
+
+
+def _named(outputs, names):
+    """The model's outputs as a dict keyed by the graph's output names."""
+    if isinstance(outputs, dict):
+        return {name: outputs[name] for name in names}
+    return {names[0]: outputs}
+
+
+def _token_id_function(model, task, sequence_length=None):
+    """`(tf.function, input_signature, names)`: the forward pass returning a dict keyed by `names`."""
+    signature = _token_id_signature(task, sequence_length)
     names = output_names(model, task)
 
     @tf.function(input_signature=signature)
     def forward(token_ids, segment_ids, padding_mask):
         outputs = model({"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}, training=False)
-        if isinstance(outputs, dict):
-            return {name: outputs[name] for name in names}
-        return {names[0]: outputs}
+        return _named(outputs, names)
 
     return forward, signature, names
 
@@ -134,10 +144,9 @@ def _stateless_token_id_function(model, task):
     variable of `weights` (named `WEIGHT_INPUT_PREFIX` + index); the function
     runs `model.stateless_call` on them, so the traced graph holds no variable.
     """
-    shape = [None, None, None] if task == "multiple_choice" else [None, None]
     trainable, non_trainable = list(model.trainable_variables), list(model.non_trainable_variables)
     weights = trainable + non_trainable
-    signature = [tf.TensorSpec(shape, tf.int32, name=name) for name in INPUT_NAMES] + [
+    signature = _token_id_signature(task) + [
         tf.TensorSpec(w.shape, w.dtype, name=f"{WEIGHT_INPUT_PREFIX}{i}") for i, w in enumerate(weights)
     ]
     names = output_names(model, task)
@@ -148,9 +157,7 @@ def _stateless_token_id_function(model, task):
         outputs, _ = model.stateless_call(
             list(values[: len(trainable)]), list(values[len(trainable):]), inputs, training=False
         )
-        if isinstance(outputs, dict):
-            return {name: outputs[name] for name in names}
-        return {names[0]: outputs}
+        return _named(outputs, names)
 
     return forward, signature, names, weights
 
