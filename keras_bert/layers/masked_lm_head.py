@@ -111,11 +111,19 @@ class MaskedLMHead(keras.layers.Layer):
         x = ops.take_along_axis(sequence_output, positions, axis=1)  # (batch, preds, hidden)
         x = ops.gelu(self.transform_dense(x), approximate=False)
         x = self.transform_layer_norm(x)
+        # The vocabulary projection is most of the head's cost (and a large part of a small model's train
+        # step), so it runs as one 2-D matmul over all predictions: the same math as
+        # einsum("bph,vh->bpv"), whose batched form made a `mini` MLM train step 0.87x keras-hub's on
+        # TensorFlow. Measured, head alone, forward + backward: TensorFlow 165 ms (einsum) vs 116 ms
+        # (this), torch 250 vs 186, JAX 187 vs 156.
+        batch_size, num_predictions = ops.shape(x)[0], ops.shape(x)[1]
+        flat = ops.reshape(x, (-1, x.shape[-1]))  # (batch * preds, width)
         if self.token_embedding is not None:
-            table = _embedding_table(self.token_embedding, x.dtype)  # (vocab, hidden)
-            logits = ops.einsum("bph,vh->bpv", x, table)
+            table = _embedding_table(self.token_embedding, x.dtype)  # (vocab, width)
+            logits = ops.matmul(flat, ops.transpose(table))
         else:
-            logits = ops.matmul(x, ops.cast(self.decoder_kernel, x.dtype))
+            logits = ops.matmul(flat, ops.cast(self.decoder_kernel, x.dtype))
+        logits = ops.reshape(logits, (batch_size, num_predictions, self.vocabulary_size))
         logits = ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
         return logits  # (batch, preds, vocab)
 
