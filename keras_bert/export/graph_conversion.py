@@ -34,6 +34,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.export import onnx_rewrites
+from keras_bert.layers._fused import graph_export_form
 
 DEFAULT_OPSET = 17
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
@@ -103,9 +104,10 @@ def to_onnx(model, task, path, opset=DEFAULT_OPSET):
             "(protobuf's limit), so this model cannot be exported to ONNX as one file"
         )
     forward, signature, names, weights = _stateless_token_id_function(model, task)
-    proto, _ = tf2onnx.convert.from_function(
-        forward, input_signature=signature, opset=opset, custom_op_handlers={"Erfc": (_erfc_handler, [])},
-    )
+    with graph_export_form():  # from_function traces `forward`
+        proto, _ = tf2onnx.convert.from_function(
+            forward, input_signature=signature, opset=opset, custom_op_handlers={"Erfc": (_erfc_handler, [])},
+        )
     _weights_to_initializers(proto.graph, weights)
     unfolded = path + ".unfolded"
     with open(unfolded, "wb") as f:
@@ -231,7 +233,8 @@ def to_litert(model, task, path, sequence_length):
         outputs = forward(token_ids, segment_ids, padding_mask)
         return [outputs[name] for name in names]
 
-    frozen = convert_variables_to_constants_v2(as_list.get_concrete_function())
+    with graph_export_form():
+        frozen = convert_variables_to_constants_v2(as_list.get_concrete_function())
     # An empty trackable object: the frozen function holds no variables, and passing one keeps the signature.
     converter = tf.lite.TFLiteConverter.from_concrete_functions([frozen], tf.Module())
     with open(path, "wb") as f:

@@ -112,6 +112,16 @@ def test_int8_graph_is_quantized_and_served_by_default(exports, tok):
     assert result["label"] in LABELS and abs(sum(result["probabilities"].values()) - 1) < 1e-6
 
 
+def test_exported_attention_masks_with_one_bias_add(exports):
+    """The traced attention adds the mask to the logits as a small bias with a constant scale (`graph_export_form`):
+    Keras' own op on TensorFlow traces as Sqrt (the scale from the traced shape) and And/Expand plus casts and
+    multiplies of the full (batch, heads, length, length) logits, which tf2onnx keeps and onnxruntime runs."""
+    import onnx
+
+    raw = [node.op_type for node in onnx.load(str(exports["onnx"] / "model.onnx")).graph.node]
+    assert not {"Sqrt", "And", "Expand"} & set(raw), sorted(set(raw))
+
+
 @ON_TENSORFLOW_ONLY
 def test_question_answering_onnx_returns_the_named_span_logits(models, exports):
     runtime = RuntimeModel(exports["qa_onnx"])
