@@ -71,7 +71,8 @@ def prepare_corpus(work, train_rows, corpus_kind="austen+reviews"):
     corpus = Path(work) / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
     files = []
-    for novel in sorted(AUSTEN.glob("*.txt")) if corpus_kind == "austen+reviews" else []:
+    novels = sorted(AUSTEN.glob("*.txt")) if corpus_kind == "austen+reviews" else []
+    for novel in novels:
         if novel.name != HELDOUT_NOVEL:
             shutil.copyfile(novel, corpus / novel.name)
             files.append(str(corpus / novel.name))
