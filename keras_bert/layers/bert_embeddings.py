@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_bert.layers._fused import layer_norm
 from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
 
 
@@ -119,7 +120,7 @@ class BertEmbeddings(keras.layers.Layer):
         else:
             table = ops.cast(self.position_embeddings, x.dtype)
             x = x + ops.take(table, ops.cast(position_ids, "int32"), axis=0)  # (batch, seq, hidden)
-        x = self.layer_norm(x)
+        x = layer_norm(self.layer_norm, x)
         return self.dropout_layer(x, training=training)  # (batch, seq, hidden)
 
     def compute_output_shape(self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None):

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_bert.layers._fused import linear
+from keras_bert.layers._fused import layer_norm, linear
 from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
 from keras_bert.layers.self_attention import SelfAttention
 
@@ -127,7 +127,7 @@ class TransformerEncoder(keras.layers.Layer):
         return self.output_dropout(linear(self.output_dense, h), training=training)
 
     def call(self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
-        attention_input = self.attention_layer_norm(x) if self.normalize_first else x
+        attention_input = layer_norm(self.attention_layer_norm, x) if self.normalize_first else x
         attended = self.attention(
             attention_input,
             padding_mask=padding_mask,
@@ -141,10 +141,10 @@ class TransformerEncoder(keras.layers.Layer):
 
         if self.normalize_first:
             x = x + attended
-            x = x + self._feed_forward(self.output_layer_norm(x), training)
+            x = x + self._feed_forward(layer_norm(self.output_layer_norm, x), training)
         else:
-            x = self.attention_layer_norm(x + attended)
-            x = self.output_layer_norm(x + self._feed_forward(x, training))
+            x = layer_norm(self.attention_layer_norm, x + attended)
+            x = layer_norm(self.output_layer_norm, x + self._feed_forward(x, training))
 
         if return_attention_scores:
             return x, probs

@@ -153,6 +153,35 @@ def test_transformer_encoder_fast_projection_matches_the_layers_own_call():
     )
 
 
+@pytest.mark.only_backend("torch", reason="the half-precision layer norm shortcut is torch-only; elsewhere layer_norm() is the layer's own call")
+@pytest.mark.parametrize("policy", ["bfloat16", "mixed_bfloat16", "float16"])
+def test_half_precision_layer_norm_matches_the_layers_own_call(policy):
+    # keras_bert.layers._fused.layer_norm skips Keras' float32 round trip on torch; forward and
+    # gradients must equal the layer's own call up to one rounding of the half-precision output.
+    import torch
+
+    from keras_bert.layers._fused import layer_norm
+
+    layer = keras.layers.LayerNormalization(epsilon=1e-12, dtype=policy)
+    layer.build((BATCH, SEQ, HIDDEN))
+    rng = np.random.default_rng(0)
+    layer.gamma.assign(rng.normal(1.0, 0.3, HIDDEN))
+    layer.beta.assign(rng.normal(0.0, 0.3, HIDDEN))
+    x = keras.ops.cast(hidden_states() * 4.0 + 1.0, layer.compute_dtype)
+    want = layer(x)
+    got = layer_norm(layer, x)
+    assert got.dtype == want.dtype == getattr(torch, layer.compute_dtype)
+    ulp = 2.0 ** -7 if "bfloat16" in policy else 2.0 ** -10
+    np.testing.assert_allclose(got.detach().float().numpy(), want.detach().float().numpy(), atol=4 * ulp, rtol=ulp)
+    x = x.detach().requires_grad_(True)
+    (grad_fast,) = torch.autograd.grad(layer_norm(layer, x).float().square().sum(), x)
+    (grad_keras,) = torch.autograd.grad(layer(x).float().square().sum(), x)
+    np.testing.assert_allclose(grad_fast.float().numpy(), grad_keras.float().numpy(), atol=0.05, rtol=0.02)
+    fp32 = keras.layers.LayerNormalization(epsilon=1e-12)
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(layer_norm(fp32, hidden_states())),
+                                  keras.ops.convert_to_numpy(fp32(hidden_states())))
+
+
 def test_self_attention_rejects_heads_not_dividing_width():
     with pytest.raises(ValueError, match="num_heads"):
         SelfAttention(num_heads=3)(hidden_states())
