@@ -25,6 +25,10 @@ _PER_TOKEN = {"token_classifier": None, "question_answerer": None, "backbone": (
 class RuntimeModel:
     """The graph of an `export_onnx` / `export_litert` directory, called like a Keras task model.
 
+    The pipelines cut each batch to its longest row exactly (`length_multiple`
+    1): onnxruntime runs every length without a new trace, and a LiteRT graph
+    pads to its one length inside `predict_on_batch` anyway.
+
     Args:
         directory: the export's directory.
         precision: "fp32" or "int8" (ONNX exported with `quantize="int8"`);
@@ -35,6 +39,9 @@ class RuntimeModel:
         ValueError: not an ONNX / LiteRT export, or no such precision in it.
         ImportError: the runtime is not installed (names the pip extra).
     """
+
+    # Read by `TaskPipeline._predict_trimmed`: batch lengths need no rounding (Keras models round to 8).
+    length_multiple = 1
 
     def __init__(self, directory, precision=None, num_threads=None):
         self.directory = os.fspath(directory)

@@ -7,7 +7,9 @@ in gives a single result out; a list gives a list.
 
 import numpy as np
 
-# Dynamic padding rounds each batch's length up to a multiple of this.
+# Dynamic padding rounds each batch's length up to a multiple of this: every new length is a new
+# trace of a compiled Keras predict step. A model that runs any length without one (`RuntimeModel`)
+# says so with its own `length_multiple` attribute.
 _LENGTH_MULTIPLE = 8
 
 
@@ -75,7 +77,8 @@ class TaskPipeline:
 
         Rows are sorted by length and each batch is cut to its longest row,
         rounded up to a multiple of `_LENGTH_MULTIPLE` (few shapes, so the
-        compiled predict step is traced a few times, not once per batch). Real
+        compiled predict step is traced a few times, not once per batch), or of
+        the model's own `length_multiple` where it has one. Real
         tokens see the same keys as at full length (padding is masked), so the
         outputs match up to float rounding. Short texts (most sentences are
         20-30 tokens) then cost a fraction of a full-length forward pass.
@@ -88,10 +91,11 @@ class TaskPipeline:
         lengths = np.asarray(x["padding_mask"]).sum(axis=1)
         order = np.argsort(lengths, kind="stable")
         full = x["padding_mask"].shape[1]
+        multiple = getattr(self.model, "length_multiple", _LENGTH_MULTIPLE)
         parts = []
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
-            width = int(min(full, -(-max(int(lengths[rows].max()), 1) // _LENGTH_MULTIPLE) * _LENGTH_MULTIPLE))
+            width = int(min(full, -(-max(int(lengths[rows].max()), 1) // multiple) * multiple))
             out = np.asarray(self.model.predict_on_batch({k: np.asarray(v)[rows, :width] for k, v in x.items()}))
             if per_token and width < full:
                 out = np.pad(out, [(0, 0), (0, full - width)] + [(0, 0)] * (out.ndim - 2))

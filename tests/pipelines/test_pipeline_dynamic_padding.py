@@ -1,5 +1,7 @@
 """Pipelines pad each batch only to its longest row: same outputs as full-length padding."""
 
+import types
+
 import numpy as np
 
 from harness import tiny_backbone
@@ -37,3 +39,32 @@ def test_token_classifier_pipeline_pads_outputs_back():
     assert trimmed.shape == full.shape
     for i, length in enumerate(lengths):  # positions past the row's length are padding, their logits unused
         np.testing.assert_allclose(trimmed[i, :length], full[i, :length], atol=1e-5)
+
+
+class _WidthRecorder:
+    """A stand-in model: records the length of every batch it is given and returns each row's token count."""
+
+    backbone = types.SimpleNamespace(max_sequence_length=64)
+
+    def __init__(self, length_multiple=None):
+        if length_multiple is not None:
+            self.length_multiple = length_multiple
+        self.widths = []
+
+    def predict_on_batch(self, x):
+        self.widths.append(x["token_ids"].shape[1])
+        return np.asarray(x["padding_mask"], "float32").sum(axis=1, keepdims=True)
+
+
+def test_batches_round_to_eight_unless_the_model_runs_any_length():
+    lengths = [5, 60, 17, 2, 33, 9, 64, 1, 40, 12, 3]
+    x = _rows(lengths, 64)
+    # Sorted: [1 2 3 5] [9 12 17 33] [40 60 64] -> longest rows 5, 33, 64.
+    keras_like = _WidthRecorder()
+    out = TextClassifierPipeline(keras_like, tokenizer=None, sequence_length=64, batch_size=4)._predict_trimmed(x)
+    assert keras_like.widths == [8, 40, 64]
+    np.testing.assert_array_equal(out[:, 0], lengths)  # each row's output back in its place
+    any_length = _WidthRecorder(length_multiple=1)  # as `RuntimeModel` (onnxruntime) declares
+    out = TextClassifierPipeline(any_length, tokenizer=None, sequence_length=64, batch_size=4)._predict_trimmed(x)
+    assert any_length.widths == [5, 33, 64]
+    np.testing.assert_array_equal(out[:, 0], lengths)
