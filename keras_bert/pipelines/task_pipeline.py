@@ -5,11 +5,12 @@ A pipeline takes raw text and returns answers; one subclass per task model
 in gives a single result out; a list gives a list.
 """
 
+import keras
 import numpy as np
 
 # Dynamic padding rounds each batch's length up to a multiple of this: every new length is a new
-# trace of a compiled Keras predict step. A model that runs any length without one (`RuntimeModel`)
-# says so with its own `length_multiple` attribute.
+# trace of a compiled Keras predict step (TensorFlow, JAX, torch with `jit_compile`). See
+# `_length_multiple` for the models that run any length without one.
 _LENGTH_MULTIPLE = 8
 
 
@@ -53,6 +54,16 @@ def _sequence_length(model, sequence_length):
     return sequence_length
 
 
+def _length_multiple(model):
+    """What `model`'s batch lengths are rounded up to: its own `length_multiple` (`RuntimeModel`: 1),
+    1 for a Keras model run eagerly on torch (nothing is traced), else `_LENGTH_MULTIPLE`."""
+    if hasattr(model, "length_multiple"):
+        return model.length_multiple
+    if keras.backend.backend() == "torch" and not getattr(model, "jit_compile", False):
+        return 1
+    return _LENGTH_MULTIPLE
+
+
 class TaskPipeline:
     """The base of the text pipelines: a task model, its tokenizer and how to run the model.
 
@@ -77,8 +88,8 @@ class TaskPipeline:
 
         Rows are sorted by length and each batch is cut to its longest row,
         rounded up to a multiple of `_LENGTH_MULTIPLE` (few shapes, so the
-        compiled predict step is traced a few times, not once per batch), or of
-        the model's own `length_multiple` where it has one. Real
+        compiled predict step is traced a few times, not once per batch), or
+        not rounded where nothing is traced (`_length_multiple`). Real
         tokens see the same keys as at full length (padding is masked), so the
         outputs match up to float rounding. Short texts (most sentences are
         20-30 tokens) then cost a fraction of a full-length forward pass.
@@ -91,7 +102,7 @@ class TaskPipeline:
         lengths = np.asarray(x["padding_mask"]).sum(axis=1)
         order = np.argsort(lengths, kind="stable")
         full = x["padding_mask"].shape[1]
-        multiple = getattr(self.model, "length_multiple", _LENGTH_MULTIPLE)
+        multiple = _length_multiple(self.model)
         parts = []
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]

@@ -3,6 +3,7 @@
 import types
 
 import numpy as np
+import pytest
 
 from harness import tiny_backbone
 from keras_bert.models import BertClassifier, BertTokenClassifier
@@ -46,9 +47,10 @@ class _WidthRecorder:
 
     backbone = types.SimpleNamespace(max_sequence_length=64)
 
-    def __init__(self, length_multiple=None):
+    def __init__(self, length_multiple=None, jit_compile=True):
         if length_multiple is not None:
             self.length_multiple = length_multiple
+        self.jit_compile = jit_compile  # as a compiled Keras model: every new length a new trace
         self.widths = []
 
     def predict_on_batch(self, x):
@@ -57,6 +59,8 @@ class _WidthRecorder:
 
 
 def test_batches_round_to_eight_unless_the_model_runs_any_length():
+    # A traced predict step (TensorFlow, JAX, or torch with jit_compile) rounds to multiples of 8; a model that
+    # declares `length_multiple` (RuntimeModel: onnxruntime) is cut to each batch's longest row exactly.
     lengths = [5, 60, 17, 2, 33, 9, 64, 1, 40, 12, 3]
     x = _rows(lengths, 64)
     # Sorted: [1 2 3 5] [9 12 17 33] [40 60 64] -> longest rows 5, 33, 64.
@@ -68,3 +72,11 @@ def test_batches_round_to_eight_unless_the_model_runs_any_length():
     out = TextClassifierPipeline(any_length, tokenizer=None, sequence_length=64, batch_size=4)._predict_trimmed(x)
     assert any_length.widths == [5, 33, 64]
     np.testing.assert_array_equal(out[:, 0], lengths)
+
+
+@pytest.mark.only_backend("torch", reason="eager torch traces nothing, so only there is a Keras model cut exactly")
+def test_eager_torch_model_batches_are_cut_exactly():
+    x = _rows([5, 60, 17, 2, 33, 9, 64, 1, 40, 12, 3], 64)
+    eager = _WidthRecorder(jit_compile=False)
+    TextClassifierPipeline(eager, tokenizer=None, sequence_length=64, batch_size=4)._predict_trimmed(x)
+    assert eager.widths == [5, 33, 64]
