@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import keras
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -123,13 +124,107 @@ def pretrain_run(name, files, heldout, vocab, work, args):
     return str(out), summary, curve.points
 
 
-def finetune_run(init, files, out, args, vocab=None):
+def reused_pretraining(name, work, args):
+    """`(folder, config)` of an earlier `pretrain_run` of `name` in `work` (`--reuse-pretraining`).
+
+    Raises:
+        ValueError: no such run, or it was pretrained with other settings (named) than `args` ask for.
+    """
+    folder = Path(work) / f"pretrain_{name}"
+    if not (folder / "config.json").exists() or not (folder / "model.keras").exists():
+        raise ValueError(f"--reuse-pretraining: {folder} holds no finished pretraining run (config.json, model.keras)")
+    with open(folder / "config.json", encoding="utf-8") as f:
+        config = json.load(f)
+    job = config["job"]
+    wanted = {"size": args.size, "sequence_length": args.sequence_length, "batch_size": args.batch_size,
+              "learning_rate": args.learning_rate, "objective": OBJECTIVES[name].get("objective", "bert"),
+              **{k: v for k, v in OBJECTIVES[name].items() if k != "objective"}}
+    different = {k: (job.get(k), v) for k, v in wanted.items() if job.get(k) != v}
+    if different:
+        raise ValueError(f"--reuse-pretraining: {folder} was pretrained with other settings "
+                         f"(setting: (that run's, asked for)): {different}")
+    return str(folder), config
+
+
+def dev_split_files(work, train_rows, share, seed):
+    """Files to choose the fine-tuning learning rate on: the training sentences less a seeded `share`, and that
+    share (the development set). The held-out sentences take no part in the choice."""
+    order = np.random.default_rng(seed).permutation(len(train_rows))
+    cut = int(round(len(train_rows) * share))
+    if not 0 < cut < len(train_rows):
+        raise ValueError(f"--dev-share {share} leaves no development or no training sentences of {len(train_rows)}")
+    files = {"train": str(Path(work) / "dev_train.tsv"), "heldout": str(Path(work) / "dev.tsv")}
+    write_tsv([train_rows[i] for i in sorted(order[cut:])], files["train"])
+    write_tsv([train_rows[i] for i in sorted(order[:cut])], files["heldout"])
+    return files
+
+
+def choose_finetune_learning_rate(init, dev_files, out, args, vocab=None):
+    """`(learning rate, {rate: development accuracy})`: fine-tunes `init` at every `--finetune-learning-rates`
+    rate on the development split and keeps the most accurate (the first of a tie).
+
+    A best rate at an edge of the grid says the best may lie beyond it: the grid then grows past that
+    edge (doubling, or halving), up to `--grid-extensions` rates, while the edge keeps winning.
+    """
+    scores = {}
+
+    def score(rate):
+        scores[rate] = finetune_run(init, dev_files, f"{out}_dev_lr{rate:g}", args, vocab, rate)["accuracy"]
+        if not args.quiet:
+            print(f"  {init}: learning rate {rate:g} -> development accuracy {scores[rate]:.4f}")
+
+    for rate in args.finetune_learning_rates:
+        score(rate)
+    for _ in range(args.grid_extensions):
+        best = max(scores, key=scores.get)
+        if len(scores) < 2 or best not in (min(scores), max(scores)):
+            break
+        score(best * 2 if best == max(scores) else best / 2)
+    return max(scores, key=scores.get), scores
+
+
+def finetune_arm(init, files, dev_files, out, args, vocab=None):
+    """`finetune_run` at `--finetune-learning-rate`, or, with a grid (`--finetune-learning-rates`), at the grid's
+    rate that scored best on the development split; the row names the rate and the grid's scores."""
+    rate, scores = args.finetune_learning_rate, None
+    if dev_files is not None:
+        rate, scores = choose_finetune_learning_rate(init, dev_files, out, args, vocab)
+    row = finetune_run(init, files, out, args, vocab, rate)
+    row["finetune_learning_rate"] = rate
+    if scores is not None:
+        row["dev_accuracy_by_learning_rate"] = {f"{k:g}": v for k, v in scores.items()}
+    return row
+
+
+def finished_finetuning(out, init, files, learning_rate, args):
+    """The summary (finetune.json) of a finished fine-tuning run in `out` with these exact settings, made after
+    `init` was (a pretraining folder's model.keras), or None: `--reuse-finetuning` then skips the run."""
+    summary_path = Path(out) / "finetune.json"
+    if not summary_path.exists():
+        return None
+    with open(summary_path, encoding="utf-8") as f:
+        summary = json.load(f)
+    job = summary["job"]
+    same = (job["init"] == init and job["train"] == files["train"] and job["eval"] == files["heldout"]
+            and job["learning_rate"] == learning_rate and job["epochs"] == args.finetune_epochs
+            and job["seed"] == args.seed)
+    model = Path(init) / "model.keras"
+    stale = model.exists() and model.stat().st_mtime > summary_path.stat().st_mtime
+    return summary if same and not stale and summary.get("metrics") else None
+
+
+def finetune_run(init, files, out, args, vocab=None, learning_rate=None):
     from keras_bert.jobs.finetune import finetune
 
+    learning_rate = learning_rate or args.finetune_learning_rate
     started = time.time()
+    summary = finished_finetuning(out, init, files, learning_rate, args) if args.reuse_finetuning else None
+    if summary is not None:
+        return {"accuracy": round(summary["metrics"]["accuracy"], 4), "f1": round(summary["metrics"]["f1"], 4),
+                "finetune_minutes": round(summary["wall_seconds"] / 60, 2), "reused_finetuning": out}
     summary = finetune(
         "classify", init, files["train"], out, eval=files["heldout"], vocab=vocab,
-        learning_rate=args.finetune_learning_rate, sequence_length=64, batch_size=32,
+        learning_rate=learning_rate, sequence_length=64, batch_size=32,
         epochs=args.finetune_epochs, seed=args.seed, verbose=0 if args.quiet else 1,
         length_buckets=[16, 32, 48], tensorboard=False, overwrite=True,
     )
@@ -175,7 +270,20 @@ def main(argv=None):
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--eval-batches", type=int, default=20)
     parser.add_argument("--finetune-learning-rate", type=float, default=5e-4)
+    parser.add_argument("--finetune-learning-rates", type=float, nargs="+",
+                        help="a grid: each model (random initialisation too) is fine-tuned at the grid's rate that "
+                             "scores best on a development split of the training sentences (--dev-share); "
+                             "the held-out sentences never take part in the choice")
+    parser.add_argument("--dev-share", type=float, default=0.1)
+    parser.add_argument("--grid-extensions", type=int, default=2,
+                        help="rates added past an edge of the grid while the edge rate is the best")
+    parser.add_argument("--reuse-finetuning", action="store_true",
+                        help="take the result of a finished fine-tuning run in --work with the same settings "
+                             "(made after its pretrained model) instead of running it again")
     parser.add_argument("--finetune-epochs", type=int, default=3)
+    parser.add_argument("--reuse-pretraining", action="store_true",
+                        help="fine-tune the pretraining runs already in --work (refused if their settings differ) "
+                             "instead of pretraining again")
     parser.add_argument("--skip-random-init", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", default=str(ROOT / "benchmarks" / ".cache" / "payoff"),
@@ -196,16 +304,28 @@ def main(argv=None):
     write_tsv(train, split["train"])
     write_tsv(heldout, split["heldout"])
     vocab = vocabulary(work, files, args.vocab_size)
+    dev_files = None
+    if args.finetune_learning_rates and len(args.finetune_learning_rates) > 1:
+        dev_files = dev_split_files(work, train, args.dev_share, args.seed)
+    elif args.finetune_learning_rates:
+        args.finetune_learning_rate = args.finetune_learning_rates[0]
     print(f"backend {keras.backend.backend()}, {os.cpu_count()} CPUs; split {counts}; vocabulary {vocab}")
 
     rows = []
     if not args.skip_random_init:
         row = {"objective": "none (random initialisation)", "pretraining_accuracy": None, "pretrain_minutes": 0}
-        row.update(finetune_run(args.size, split, str(work / "finetune_random"), args, vocab=vocab))
+        row.update(finetune_arm(args.size, split, dev_files, str(work / "finetune_random"), args, vocab=vocab))
         rows.append(row)
         print(json.dumps(row))
     for name in args.objectives:
-        folder, summary, points = pretrain_run(name, files, heldout_novel, vocab, work, args)
+        if args.reuse_pretraining:
+            folder, config = reused_pretraining(name, work, args)
+            summary = {"final_metrics": config["final_metrics"],
+                       "budget": {"reused": folder, "steps": config["steps"],
+                                  "job_minutes": round(config["wall_seconds"] / 60, 2)}}
+            points = None
+        else:
+            folder, summary, points = pretrain_run(name, files, heldout_novel, vocab, work, args)
         final = summary["final_metrics"]
         row = {
             "objective": name,
@@ -218,9 +338,9 @@ def main(argv=None):
             "budget": summary["budget"],
             "pretrain_minutes": summary["budget"]["job_minutes"],
             "curve": points,
-            "curve_png": plot_curve(name, points, args.curves),
+            "curve_png": plot_curve(name, points, args.curves) if points else None,
         }
-        row.update(finetune_run(folder, split, str(work / f"finetune_{name}"), args))
+        row.update(finetune_arm(folder, split, dev_files, str(work / f"finetune_{name}"), args))
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "curve"}))
 

@@ -1,0 +1,93 @@
+"""The payoff experiment's bookkeeping: the learning-rate choice on the development split, and which
+earlier runs it may reuse. No training here: `finetune_run`'s accuracies are given."""
+
+import argparse
+import json
+import os
+import time
+
+import pytest
+
+from benchmarks import pretraining_payoff as payoff
+
+
+def _args(rates, extensions=2, **more):
+    return argparse.Namespace(finetune_learning_rates=rates, grid_extensions=extensions, quiet=True,
+                              finetune_epochs=3, seed=0, **more)
+
+
+def _choose(monkeypatch, accuracy_by_rate, args):
+    tried = []
+
+    def fake_run(init, files, out, args, vocab=None, learning_rate=None):
+        tried.append(learning_rate)
+        return {"accuracy": accuracy_by_rate[learning_rate]}
+
+    monkeypatch.setattr(payoff, "finetune_run", fake_run)
+    rate, scores = payoff.choose_finetune_learning_rate("tiny", {"train": "t", "heldout": "d"}, "out", args)
+    return rate, scores, tried
+
+
+def test_an_inside_best_rate_is_kept_without_growing_the_grid(monkeypatch):
+    rate, scores, tried = _choose(monkeypatch, {1e-4: 0.70, 5e-4: 0.77, 1e-3: 0.75}, _args([1e-4, 5e-4, 1e-3]))
+    assert rate == 5e-4 and tried == [1e-4, 5e-4, 1e-3] and set(scores) == {1e-4, 5e-4, 1e-3}
+
+
+def test_a_best_rate_at_the_top_edge_grows_the_grid_until_it_stops_winning(monkeypatch):
+    accuracy = {5e-4: 0.72, 1e-3: 0.73, 2e-3: 0.74, 4e-3: 0.71}
+    rate, scores, tried = _choose(monkeypatch, accuracy, _args([5e-4, 1e-3]))
+    assert tried == [5e-4, 1e-3, 2e-3, 4e-3] and rate == 2e-3
+
+
+def test_a_best_rate_at_the_bottom_edge_grows_the_grid_downwards_within_the_limit(monkeypatch):
+    accuracy = {1e-3: 0.70, 2e-3: 0.60, 5e-4: 0.72, 2.5e-4: 0.74}
+    rate, _, tried = _choose(monkeypatch, accuracy, _args([1e-3, 2e-3], extensions=2))
+    assert tried == [1e-3, 2e-3, 5e-4, 2.5e-4] and rate == 2.5e-4  # two extensions, then it stops
+
+
+def test_a_tie_keeps_the_first_rate_of_the_grid(monkeypatch):
+    rate, _, _ = _choose(monkeypatch, {2e-4: 0.75, 5e-4: 0.77, 1e-3: 0.77}, _args([2e-4, 5e-4, 1e-3]))
+    assert rate == 5e-4
+
+
+def _finished_run(folder, init, learning_rate):
+    folder.mkdir()
+    job = {"init": init, "train": "train.tsv", "eval": "dev.tsv", "learning_rate": learning_rate, "epochs": 3,
+           "seed": 0}
+    (folder / "finetune.json").write_text(json.dumps(
+        {"job": job, "metrics": {"accuracy": 0.75, "f1": 0.74}, "wall_seconds": 60}))
+
+
+def test_only_a_finished_run_with_the_same_settings_made_after_its_init_is_reused(tmp_path):
+    files = {"train": "train.tsv", "heldout": "dev.tsv"}
+    args = _args([5e-4])
+    _finished_run(tmp_path / "random", "tiny", 5e-4)
+    assert payoff.finished_finetuning(tmp_path / "random", "tiny", files, 5e-4, args)["metrics"]["accuracy"] == 0.75
+    assert payoff.finished_finetuning(tmp_path / "random", "tiny", files, 1e-3, args) is None  # another rate
+    assert payoff.finished_finetuning(tmp_path / "random", "tiny", {**files, "heldout": "x"}, 5e-4, args) is None
+    assert payoff.finished_finetuning(tmp_path / "nothing", "tiny", files, 5e-4, args) is None
+    pretrained = tmp_path / "pretrain_roberta"
+    pretrained.mkdir()
+    (pretrained / "model.keras").write_text("weights")
+    _finished_run(tmp_path / "roberta", str(pretrained), 5e-4)
+    assert payoff.finished_finetuning(tmp_path / "roberta", str(pretrained), files, 5e-4, args) is not None
+    later = time.time() + 10  # pretrained again after that fine-tuning: its result is stale
+    os.utime(pretrained / "model.keras", (later, later))
+    assert payoff.finished_finetuning(tmp_path / "roberta", str(pretrained), files, 5e-4, args) is None
+
+
+def test_reusing_a_pretraining_run_made_with_other_settings_is_refused_naming_them(tmp_path):
+    folder = tmp_path / "pretrain_roberta"
+    folder.mkdir()
+    (folder / "model.keras").write_text("weights")
+    job = {"size": "mini", "sequence_length": 64, "batch_size": 32, "learning_rate": 1e-3, "objective": "bert",
+           "masking": "whole-word", "sentence_task": "none"}
+    (folder / "config.json").write_text(json.dumps({"job": job}))
+    args = argparse.Namespace(size="tiny", sequence_length=64, batch_size=32, learning_rate=1e-3)
+    with pytest.raises(ValueError, match=r"'size': \('mini', 'tiny'\)"):
+        payoff.reused_pretraining("roberta", tmp_path, args)
+    with pytest.raises(ValueError, match="no finished pretraining run"):
+        payoff.reused_pretraining("span", tmp_path, args)
+    job["size"] = "tiny"
+    (folder / "config.json").write_text(json.dumps({"job": job}))
+    assert payoff.reused_pretraining("roberta", tmp_path, args)[0] == str(folder)
