@@ -40,7 +40,7 @@ class RuntimeModel:
         ImportError: the runtime is not installed (names the pip extra).
     """
 
-    # Read by `TaskPipeline._predict_trimmed`: batch lengths need no rounding (Keras models round to 8).
+    # Read by `TaskPipeline._predict_trimmed`: batch lengths need no rounding (a traced Keras step rounds to 8).
     length_multiple = 1
 
     def __init__(self, directory, precision=None, num_threads=None):
