@@ -16,6 +16,11 @@ there: `benchmarks/finetune_sentiment.py`, see RESULTS.md; not rerun here).
     KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/pretraining_payoff.py \\
         [--budget-minutes 20] [--objectives mlm_nsp ...] [--size mini] [--report out.json]
 
+With `--finetune-learning-rates R1 R2 ...` each model (random initialisation too) is fine-tuned at the
+grid's rate that scores best on a seeded development split of the training sentences (`--dev-share`),
+the grid growing past an edge while the edge wins; `--reuse-pretraining` / `--reuse-finetuning` take
+finished runs in `--work` with the same settings instead of running them again.
+
 Writes the table (stdout, and JSON with `--report`) and one learning-curve PNG per run
 (held-out masked-token accuracy, and the sentence task's, against wall minutes) under
 `--curves` (default benchmarks/payoff_curves/), which notebook 01 shows.
