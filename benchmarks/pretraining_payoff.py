@@ -18,8 +18,9 @@ there: `benchmarks/finetune_sentiment.py`, see RESULTS.md; not rerun here).
 
 With `--finetune-learning-rates R1 R2 ...` each model (random initialisation too) is fine-tuned at the
 grid's rate that scores best on a seeded development split of the training sentences (`--dev-share`),
-the grid growing past an edge while the edge wins; `--reuse-pretraining` / `--reuse-finetuning` take
-finished runs in `--work` with the same settings instead of running them again.
+the grid growing past an edge while the edge wins; `--finetune-seeds S1 S2 ...` fine-tunes each model
+once per seed at that rate and reports the mean and standard deviation; `--reuse-pretraining` /
+`--reuse-finetuning` take finished runs in `--work` with the same settings instead of running them again.
 
 Writes the table (stdout, and JSON with `--report`) and one learning-curve PNG per run
 (held-out masked-token accuracy, and the sentence task's, against wall minutes) under
@@ -122,7 +123,8 @@ def pretrain_run(name, files, heldout, vocab, work, args):
     summary = pretrain_within_budget(
         files, vocab, str(out), args.budget_minutes, eval_corpus=heldout, eval_batches=args.eval_batches,
         size=args.size, sequence_length=args.sequence_length, batch_size=args.batch_size,
-        learning_rate=args.learning_rate, seed=args.seed, document_separator=DOCUMENT_SEPARATOR,
+        learning_rate=args.learning_rate, pack_sequences=args.pack_sequences, seed=args.seed,
+        document_separator=DOCUMENT_SEPARATOR,
         overwrite=True, tensorboard=False, verbose=0 if args.quiet else 1, callbacks=[curve],
         **OBJECTIVES[name],
     )
@@ -142,7 +144,8 @@ def reused_pretraining(name, work, args):
         config = json.load(f)
     job = config["job"]
     wanted = {"size": args.size, "sequence_length": args.sequence_length, "batch_size": args.batch_size,
-              "learning_rate": args.learning_rate, "objective": OBJECTIVES[name].get("objective", "bert"),
+              "learning_rate": args.learning_rate, "pack_sequences": args.pack_sequences,
+              "objective": OBJECTIVES[name].get("objective", "bert"),
               **{k: v for k, v in OBJECTIVES[name].items() if k != "objective"}}
     different = {k: (job.get(k), v) for k, v in wanted.items() if job.get(k) != v}
     if different:
@@ -194,16 +197,30 @@ def finetune_arm(init, files, dev_files, out, args, vocab=None):
     rate, scores = args.finetune_learning_rate, None
     if dev_files is not None:
         rate, scores = choose_finetune_learning_rate(init, dev_files, out, args, vocab)
-    row = finetune_run(init, files, out, args, vocab, rate)
+    seeds = getattr(args, "finetune_seeds", None) or [args.seed]
+    runs = {seed: finetune_run(init, files, out if seed == args.seed else f"{out}_seed{seed}", args, vocab, rate, seed)
+            for seed in seeds}
+    row = runs[seeds[0]]
+    if len(seeds) > 1:
+        # One held-out score moves by about a point between seeds at this size: the mean is the result,
+        # the sample standard deviation says how far apart two models must be to be told apart.
+        accuracies = [runs[seed]["accuracy"] for seed in seeds]
+        row = {"accuracy": round(float(np.mean(accuracies)), 4),
+               "accuracy_std": round(float(np.std(accuracies, ddof=1)), 4),
+               "accuracy_by_seed": {str(seed): runs[seed]["accuracy"] for seed in seeds},
+               "f1": round(float(np.mean([runs[seed]["f1"] for seed in seeds])), 4),
+               "finetune_minutes": round(sum(runs[seed]["finetune_minutes"] for seed in seeds), 2)}
     row["finetune_learning_rate"] = rate
     if scores is not None:
         row["dev_accuracy_by_learning_rate"] = {f"{k:g}": v for k, v in scores.items()}
     return row
 
 
-def finished_finetuning(out, init, files, learning_rate, args):
-    """The summary (finetune.json) of a finished fine-tuning run in `out` with these exact settings, made after
-    `init` was (a pretraining folder's model.keras), or None: `--reuse-finetuning` then skips the run."""
+def finished_finetuning(out, init, files, learning_rate, args, seed=None):
+    """The summary (finetune.json) of a finished fine-tuning run in `out` with these exact settings (`seed`
+    default: `args.seed`), made after `init` was (a pretraining folder's model.keras), or None:
+    `--reuse-finetuning` then skips the run."""
+    seed = args.seed if seed is None else seed
     summary_path = Path(out) / "finetune.json"
     if not summary_path.exists():
         return None
@@ -212,25 +229,26 @@ def finished_finetuning(out, init, files, learning_rate, args):
     job = summary["job"]
     same = (job["init"] == init and job["train"] == files["train"] and job["eval"] == files["heldout"]
             and job["learning_rate"] == learning_rate and job["epochs"] == args.finetune_epochs
-            and job["seed"] == args.seed)
+            and job["seed"] == seed)
     model = Path(init) / "model.keras"
     stale = model.exists() and model.stat().st_mtime > summary_path.stat().st_mtime
     return summary if same and not stale and summary.get("metrics") else None
 
 
-def finetune_run(init, files, out, args, vocab=None, learning_rate=None):
+def finetune_run(init, files, out, args, vocab=None, learning_rate=None, seed=None):
     from keras_bert.jobs.finetune import finetune
 
     learning_rate = learning_rate or args.finetune_learning_rate
+    seed = args.seed if seed is None else seed
     started = time.time()
-    summary = finished_finetuning(out, init, files, learning_rate, args) if args.reuse_finetuning else None
+    summary = finished_finetuning(out, init, files, learning_rate, args, seed) if args.reuse_finetuning else None
     if summary is not None:
         return {"accuracy": round(summary["metrics"]["accuracy"], 4), "f1": round(summary["metrics"]["f1"], 4),
                 "finetune_minutes": round(summary["wall_seconds"] / 60, 2), "reused_finetuning": out}
     summary = finetune(
         "classify", init, files["train"], out, eval=files["heldout"], vocab=vocab,
         learning_rate=learning_rate, sequence_length=64, batch_size=32,
-        epochs=args.finetune_epochs, seed=args.seed, verbose=0 if args.quiet else 1,
+        epochs=args.finetune_epochs, seed=seed, verbose=0 if args.quiet else 1,
         length_buckets=[16, 32, 48], tensorboard=False, overwrite=True,
     )
     return {"accuracy": round(summary["metrics"]["accuracy"], 4), "f1": round(summary["metrics"]["f1"], 4),
@@ -269,6 +287,9 @@ def main(argv=None):
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=5e-4, help="pretraining peak learning rate")
+    parser.add_argument("--pack-sequences", action="store_true",
+                        help="pretrain on rows packed with several short sentence pairs (`keras-bert pretrain "
+                             "--pack-sequences`; MLM + NSP objectives only)")
     parser.add_argument("--corpus", choices=CORPORA, default="austen+reviews",
                         help="pretraining text: the Austen novels and the review training sentences, or the "
                              "review sentences alone (task-adaptive); Persuasion is the held-out MLM text for both")
@@ -286,6 +307,9 @@ def main(argv=None):
                         help="take the result of a finished fine-tuning run in --work with the same settings "
                              "(made after its pretrained model) instead of running it again")
     parser.add_argument("--finetune-epochs", type=int, default=3)
+    parser.add_argument("--finetune-seeds", type=int, nargs="+",
+                        help="fine-tune each model once per seed at its rate and report the mean held-out accuracy "
+                             "and its standard deviation (default: --seed alone); the rate is chosen with --seed")
     parser.add_argument("--reuse-pretraining", action="store_true",
                         help="fine-tune the pretraining runs already in --work (refused if their settings differ) "
                              "instead of pretraining again")
@@ -356,7 +380,8 @@ def main(argv=None):
     print(f"{'objective':30} {'held-out MLM':>12} {'downstream':>10} {'pretrain min':>12}")
     for r in rows:
         mlm = "-" if r["pretraining_accuracy"] is None else f"{r['pretraining_accuracy']:.4f}"
-        print(f"{r['objective']:30} {mlm:>12} {r['accuracy']:10.4f} {r['pretrain_minutes']:12.2f}")
+        spread = f" ± {r['accuracy_std']:.4f}" if "accuracy_std" in r else ""
+        print(f"{r['objective']:30} {mlm:>12} {r['accuracy']:10.4f}{spread} {r['pretrain_minutes']:12.2f}")
     print(f"{'all-MiniLM-L6-v2 (reference)':30} {'':>12} {0.8643:10.4f}")
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:

@@ -1,7 +1,7 @@
 """`keras-bert pretrain`: pretrain BERT (MLM + NSP) from text files.
 
     keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --steps 5000 --out runs/mini [--resume]
-    keras-bert pretrain --corpus texts/ --vocab vocab.txt --size mini --budget-minutes 20 --out runs/mini
+    keras-bert pretrain --corpus texts/ --vocab vocab.txt --budget-minutes 20 --out runs/b20   (the budget recipe)
     keras-bert pretrain ... --objective electra [--generator-size 0.25]   (ELECTRA's replaced-token detection)
 """
 
@@ -14,6 +14,9 @@ from keras_bert.jobs.pretrain import pretrain
 from keras_bert.jobs.pretrain_budget import pretrain_within_budget
 
 HELP = "pretrain BERT (MLM + NSP, SOP or MLM only) from text files"
+# A run of --steps takes these where they are not given. A --budget-minutes run takes the budget recipe's instead
+# (`keras_bert.jobs.pretrain_budget.BUDGET_RECIPE`).
+STEP_RUN_DEFAULTS = {"size": "mini", "sequence_length": 128, "learning_rate": 1e-4, "pack_sequences": False}
 
 
 def add_pretrain_arguments(parser):
@@ -22,8 +25,9 @@ def add_pretrain_arguments(parser):
     parser.add_argument("--eval-corpus", nargs="+", help="held-out text files, evaluated at every checkpoint")
     parser.add_argument("--vocab", required=True, help="vocab.txt (see `keras-bert vocab`)")
     parser.add_argument("--cased", action="store_true", help="the vocabulary is cased")
-    parser.add_argument("--size", default="mini", help="tiny, mini, small, medium, base or large (default mini)")
-    parser.add_argument("--sequence-length", type=int, default=128)
+    parser.add_argument("--size", help="tiny, mini, small, medium, base or large (default mini; with "
+                        "--budget-minutes, the budget recipe's tiny)")
+    parser.add_argument("--sequence-length", type=int, help="default 128; with --budget-minutes, the recipe's 64")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--steps", type=int, help="training steps (default 1000; see --budget-minutes)")
     parser.add_argument("--budget-minutes", type=float,
@@ -50,8 +54,9 @@ def add_pretrain_arguments(parser):
     parser.add_argument("--dupe-factor", type=int, default=5, help="static mode: passes over the corpus")
     parser.add_argument(
         "--pack-sequences",
-        action="store_true",
-        help="pack several short sentence pairs into each row (less padding; attention stays within each pair)",
+        action=argparse.BooleanOptionalAction,
+        help="pack several short sentence pairs into each row (less padding; attention stays within each pair). "
+        "Default off; with --budget-minutes, on for MLM + NSP (the budget recipe)",
     )
     parser.add_argument(
         "--max-sequences-per-pack", type=int, default=3, help="with --pack-sequences: most pairs per row (default 3)"
@@ -62,7 +67,8 @@ def add_pretrain_arguments(parser):
         help="read the corpus a bounded buffer at a time (corpora larger than memory; see the README)",
     )
     parser.add_argument("--optimizer", choices=["adamw", "lamb"], default="adamw")
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--learning-rate", type=float, help="peak learning rate (default 1e-4; with "
+                        "--budget-minutes, the recipe's 2e-3)")
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--warmup-steps", type=int, help="default: 10%% of --steps")
     parser.add_argument("--grad-accumulation", type=int, help="apply the update every N batches")
@@ -121,23 +127,26 @@ def run_pretrain(args):
         raise UserError("--budget-minutes sets the steps: give it or --steps, not both")
     if args.budget_minutes is not None and args.checkpoint_every is not None:
         raise UserError("--budget-minutes sets the checkpoints (10 of them): drop --checkpoint-every")
+    settings = {"size": args.size, "sequence_length": args.sequence_length, "learning_rate": args.learning_rate,
+                "pack_sequences": args.pack_sequences}
     if args.budget_minutes is not None:
+        # The settings left out are the budget recipe's (`pretrain_within_budget` fills them and says which).
         run, extra = pretrain_within_budget, {"budget_minutes": args.budget_minutes}
     else:
         run, extra = pretrain, {"steps": 1000 if args.steps is None else args.steps, "checkpoint_every": args.checkpoint_every}
+        for name, value in STEP_RUN_DEFAULTS.items():
+            settings[name] = value if settings[name] is None else settings[name]
     summary = run(
         **extra,
+        **settings,
         corpus=args.corpus,
         vocabulary=args.vocab,
         output_dir=args.out,
-        size=args.size,
-        sequence_length=args.sequence_length,
         batch_size=args.batch_size,
         masking=args.masking,
         mode=args.mode,
         dupe_factor=args.dupe_factor,
         optimizer=args.optimizer,
-        learning_rate=args.learning_rate,
         weight_decay=args.weight_decay,
         warmup_steps=args.warmup_steps,
         gradient_accumulation_steps=args.grad_accumulation,
@@ -154,7 +163,6 @@ def run_pretrain(args):
         mesh_shape=args.mesh,
         tpu=args.tpu,
         steps_per_execution=args.steps_per_execution,
-        pack_sequences=args.pack_sequences,
         max_sequences_per_pack=args.max_sequences_per_pack,
         sentence_task=args.sentence_task,
         span_p=args.span_p,

@@ -28,6 +28,17 @@ import numpy as np
 from keras_bert.jobs.checkpointing import has_checkpoint, read_checkpoint_state
 from keras_bert.jobs.pretrain import pretrain
 
+# What a budget run trains where its caller leaves a setting out (`keras-bert pretrain --budget-minutes N`
+# without --size, --sequence-length, --learning-rate or --pack-sequences). It is the best setting of
+# `benchmarks/pretraining_sweep.py`'s grid (size tiny/mini x length 64/128 x peak learning rate 1e-3/2e-3 x
+# packing off/on), ranked by held-out masked-token accuracy after 3-minute budgets on a 2-core CPU, and
+# checked at a 20-minute budget (README, "Pretraining under a wall-clock budget"). At budgets of minutes on a
+# CPU, `tiny` at length 64 takes about 8x the steps `mini` at 128 does and learns more in the same time.
+BUDGET_RECIPE = {"size": "tiny", "sequence_length": 64, "learning_rate": 2e-3, "pack_sequences": True}
+# Packing was measured on MLM + NSP rows, and ELECTRA's backbone takes no packed rows: the recipe packs
+# only the BERT objective with next-sentence pairs.
+_PACKED_RECIPE_OBJECTIVE = {"objective": "bert", "sentence_task": "nsp"}
+
 # The first steps compile (and on TensorFlow trace); they are not the step time.
 _COMPILE_STEPS = 3
 # Saving the model and the checkpoints' writes, as a share of the time left: measured saves of a
@@ -70,6 +81,15 @@ def check_budget_minutes(budget_minutes):
         raise ValueError(f"`budget_minutes` must be a positive number; received {budget_minutes!r}")
 
 
+def with_budget_recipe(pretrain_options):
+    """`(options, filled)`: `pretrain_options` with `BUDGET_RECIPE`'s value for every recipe setting they leave
+    out or set to None (packing only for MLM + NSP), and `{setting: value}` of those filled in."""
+    packable = all(pretrain_options.get(k, v) == v for k, v in _PACKED_RECIPE_OBJECTIVE.items())
+    filled = {name: value if name != "pack_sequences" else value and packable
+              for name, value in BUDGET_RECIPE.items() if pretrain_options.get(name) is None}
+    return {**pretrain_options, **filled}, filled
+
+
 def steps_for_budget(seconds_left, setup_seconds, step_seconds, evaluation_seconds, checkpoints):
     """The most steps, a multiple of `checkpoints`, whose run fits in `seconds_left`.
 
@@ -98,11 +118,15 @@ def pretrain_within_budget(
         resume: continue the run in `output_dir` with the steps it recorded
             (no new calibration; the budget then only applies to the first start).
         **pretrain_options: everything else `pretrain` takes but `steps` and
-            `checkpoint_every` (which the budget sets).
+            `checkpoint_every` (which the budget sets). `size`, `sequence_length`,
+            `learning_rate` and `pack_sequences`, where left out (or None),
+            come from `BUDGET_RECIPE` (tiny, 64, 2e-3, packed rows for MLM +
+            NSP), not from `pretrain`'s defaults.
 
     Returns:
         `pretrain`'s summary plus "budget": the minutes given, the calibration's
-        measurements, the steps chosen and the minutes the whole job took.
+        measurements, the steps chosen, the minutes the whole job took and
+        ("recipe") the settings `BUDGET_RECIPE` filled in.
 
     Raises:
         ValueError: a budget that is not a positive number, conflicting
@@ -110,6 +134,9 @@ def pretrain_within_budget(
             calibration (named with what was measured; nothing written to `output_dir`).
     """
     check_budget_minutes(budget_minutes)
+    pretrain_options, filled = with_budget_recipe(pretrain_options)
+    if verbose and filled:
+        print("Budget recipe for the settings not given: " + ", ".join(f"{k}={v!r}" for k, v in filled.items()))
     for fixed in ("steps", "checkpoint_every"):
         if pretrain_options.get(fixed) is not None:
             raise ValueError(f"`{fixed}` is set by the budget; received {fixed}={pretrain_options[fixed]!r}")
@@ -124,7 +151,8 @@ def pretrain_within_budget(
         summary = pretrain(corpus, vocabulary, output_dir, steps=recorded["steps"],
                            checkpoint_every=recorded["checkpoint_every"], resume=True, verbose=verbose,
                            **pretrain_options)
-        summary["budget"] = {"minutes": budget_minutes, "resumed": True, "steps": recorded["steps"]}
+        summary["budget"] = {"minutes": budget_minutes, "resumed": True, "steps": recorded["steps"],
+                             **({"recipe": filled} if filled else {})}
         return summary
 
     started = time.time()
@@ -152,7 +180,7 @@ def pretrain_within_budget(
     summary = pretrain(corpus, vocabulary, output_dir, steps=steps, checkpoint_every=steps // checkpoints,
                        resume=resume, verbose=verbose, **pretrain_options)
     summary["budget"] = {"minutes": budget_minutes, **measured, "steps": steps,
-                         "job_minutes": round((time.time() - started) / 60, 2)}
+                         "job_minutes": round((time.time() - started) / 60, 2), **({"recipe": filled} if filled else {})}
     return summary
 
 

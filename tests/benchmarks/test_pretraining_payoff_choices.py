@@ -81,9 +81,10 @@ def test_reusing_a_pretraining_run_made_with_other_settings_is_refused_naming_th
     folder.mkdir()
     (folder / "model.keras").write_text("weights")
     job = {"size": "mini", "sequence_length": 64, "batch_size": 32, "learning_rate": 1e-3, "objective": "bert",
-           "masking": "whole-word", "sentence_task": "none"}
+           "masking": "whole-word", "sentence_task": "none", "pack_sequences": False}
     (folder / "config.json").write_text(json.dumps({"job": job}))
-    args = argparse.Namespace(size="tiny", sequence_length=64, batch_size=32, learning_rate=1e-3)
+    args = argparse.Namespace(size="tiny", sequence_length=64, batch_size=32, learning_rate=1e-3,
+                              pack_sequences=False)
     with pytest.raises(ValueError, match=r"'size': \('mini', 'tiny'\)"):
         payoff.reused_pretraining("roberta", tmp_path, args)
     with pytest.raises(ValueError, match="no finished pretraining run"):
@@ -91,3 +92,21 @@ def test_reusing_a_pretraining_run_made_with_other_settings_is_refused_naming_th
     job["size"] = "tiny"
     (folder / "config.json").write_text(json.dumps({"job": job}))
     assert payoff.reused_pretraining("roberta", tmp_path, args)[0] == str(folder)
+
+
+def test_several_fine_tuning_seeds_report_the_mean_and_spread_at_one_chosen_rate(monkeypatch):
+    runs = []
+
+    def fake_run(init, files, out, args, vocab=None, learning_rate=None, seed=None):
+        runs.append((out, learning_rate, seed))
+        accuracy = {(5e-4, None): 0.70, (1e-3, None): 0.74, (1e-3, 0): 0.75, (1e-3, 1): 0.77, (1e-3, 2): 0.79}
+        return {"accuracy": accuracy[learning_rate, seed], "f1": 0.7, "finetune_minutes": 1.0}
+
+    monkeypatch.setattr(payoff, "finetune_run", fake_run)
+    args = _args([5e-4, 1e-3], extensions=0, finetune_seeds=[0, 1, 2], finetune_learning_rate=None)
+    row = payoff.finetune_arm("tiny", {"train": "t", "heldout": "h"}, {"train": "dt", "heldout": "d"}, "ft", args)
+    # The rate is chosen once (seed 0's development runs), then every seed runs at it, each in its own folder.
+    assert runs[2:] == [("ft", 1e-3, 0), ("ft_seed1", 1e-3, 1), ("ft_seed2", 1e-3, 2)]
+    assert row["finetune_learning_rate"] == 1e-3
+    assert row["accuracy"] == pytest.approx(0.77) and row["accuracy_std"] == pytest.approx(0.02)
+    assert row["accuracy_by_seed"] == {"0": 0.75, "1": 0.77, "2": 0.79} and row["finetune_minutes"] == 3.0

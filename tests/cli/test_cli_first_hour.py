@@ -129,3 +129,20 @@ def test_help_shows_the_defaults(capsys):
         main(["vocab", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "vocabulary size (default 8000)" in text and "(default: 8000)" not in text  # said once
+
+
+@pytest.mark.only_backend("tensorflow", reason=PLUMBING)
+def test_a_budget_run_leaves_unset_settings_to_the_recipe_and_a_step_run_keeps_its_defaults(tmp_path, monkeypatch):
+    seen = {}
+    monkeypatch.setattr(keras_bert.cli.pretrain, "pretrain_within_budget", lambda **kw: seen.update(budget=kw) or {})
+    monkeypatch.setattr(keras_bert.cli.pretrain, "pretrain", lambda **kw: seen.update(steps=kw) or {})
+    (tmp_path / "vocab.txt").write_text("[PAD]\n")
+    argv = ["pretrain", "--corpus", "texts/", "--vocab", str(tmp_path / "vocab.txt"), "--out", str(tmp_path / "run")]
+    assert main([*argv, "--budget-minutes", "5", "--sequence-length", "96"]) == 0
+    budget = seen["budget"]
+    assert budget["size"] is None and budget["learning_rate"] is None and budget["pack_sequences"] is None
+    assert budget["sequence_length"] == 96 and budget["budget_minutes"] == 5
+    assert main([*argv, "--steps", "10", "--no-pack-sequences"]) == 0
+    steps = seen["steps"]
+    assert (steps["size"], steps["sequence_length"], steps["learning_rate"]) == ("mini", 128, 1e-4)
+    assert steps["pack_sequences"] is False and steps["steps"] == 10

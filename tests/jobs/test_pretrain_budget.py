@@ -5,7 +5,13 @@ import json
 import pytest
 
 from keras_bert.jobs import pretrain_budget
-from keras_bert.jobs.pretrain_budget import StepClock, pretrain_within_budget, steps_for_budget
+from keras_bert.jobs.pretrain_budget import (
+    BUDGET_RECIPE,
+    StepClock,
+    pretrain_within_budget,
+    steps_for_budget,
+    with_budget_recipe,
+)
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +28,8 @@ def small_corpus(tmp_path_factory, shared_data):
 
 def options(folder):
     return dict(corpus=[str(folder / "train.txt")], vocabulary=str(folder / "vocab.txt"), size="tiny",
-                sequence_length=32, batch_size=8, learning_rate=1e-3, seed=3, tensorboard=False, verbose=0)
+                sequence_length=32, batch_size=8, learning_rate=1e-3, pack_sequences=False, seed=3,
+                tensorboard=False, verbose=0)
 
 
 def test_steps_fill_what_is_left_in_whole_checkpoints():
@@ -79,5 +86,31 @@ def test_resume_continues_with_the_recorded_steps_without_calibrating(tmp_path, 
     monkeypatch.setattr(pretrain_budget, "_calibrate", lambda *args: pytest.fail("a resumed run calibrated"))
     monkeypatch.setattr(pretrain_budget, "pretrain", lambda *args, **kwargs: calls.append(kwargs) or {})
     resumed = pretrain_within_budget("corpus.txt", "vocab.txt", tmp_path, budget_minutes=3, resume=True)
-    assert resumed["budget"] == {"minutes": 3, "resumed": True, "steps": 40}
+    assert resumed["budget"] == {"minutes": 3, "resumed": True, "steps": 40, "recipe": BUDGET_RECIPE}
     assert calls[0]["steps"] == 40 and calls[0]["checkpoint_every"] == 10 and calls[0]["resume"] is True
+
+
+def test_settings_left_out_come_from_the_budget_recipe_and_are_reported(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(pretrain_budget, "has_checkpoint", lambda folder: True)
+    monkeypatch.setattr(pretrain_budget, "read_checkpoint_state",
+                        lambda folder: {"step": 4, "job": {"steps": 40, "checkpoint_every": 10}})
+    monkeypatch.setattr(pretrain_budget, "pretrain", lambda *args, **kwargs: calls.append(kwargs) or {})
+    summary = pretrain_within_budget("corpus.txt", "vocab.txt", tmp_path, budget_minutes=3, resume=True,
+                                     size="mini", learning_rate=None)
+    recipe = {k: v for k, v in BUDGET_RECIPE.items() if k != "size"}
+    assert calls[0]["size"] == "mini"  # given: kept
+    assert {k: calls[0][k] for k in recipe} == recipe  # left out, or None: the recipe's
+    assert summary["budget"]["recipe"] == recipe
+    assert BUDGET_RECIPE["size"] == "tiny"
+    options, filled = with_budget_recipe({"size": "base", "learning_rate": 5e-5, "sequence_length": 512,
+                                          "pack_sequences": False})
+    assert filled == {} and options["size"] == "base"  # every setting given: nothing filled
+
+
+@pytest.mark.parametrize("objective", [{"objective": "electra"}, {"sentence_task": "sop"}, {"sentence_task": "none"}])
+def test_the_recipe_packs_only_mlm_and_nsp_rows(objective):
+    options, filled = with_budget_recipe(objective)
+    assert options["pack_sequences"] is False and filled["pack_sequences"] is False
+    assert with_budget_recipe({"sentence_task": "nsp"})[0]["pack_sequences"] is True
+    assert with_budget_recipe({**objective, "pack_sequences": True})[0]["pack_sequences"] is True  # asked for
