@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_bert.layers._fused import layer_norm
+from keras_bert.layers._fused import gelu, layer_norm
 from keras_bert.layers._utils import check_positive_int, clone_initializer, get_initializer
 
 
@@ -110,7 +110,7 @@ class MaskedLMHead(keras.layers.Layer):
     def call(self, sequence_output, mask_positions):
         positions = ops.cast(mask_positions, "int32")[:, :, None]  # (batch, preds, 1)
         x = ops.take_along_axis(sequence_output, positions, axis=1)  # (batch, preds, hidden)
-        x = ops.gelu(self.transform_dense(x), approximate=False)
+        x = gelu(self.transform_dense(x))
         x = layer_norm(self.transform_layer_norm, x)
         # The vocabulary projection is most of the head's cost (and a large part of a small model's train
         # step), so it runs as one 2-D matmul over all predictions: the same math as

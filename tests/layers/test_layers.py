@@ -182,6 +182,52 @@ def test_half_precision_layer_norm_matches_the_layers_own_call(policy):
                                   keras.ops.convert_to_numpy(fp32(hidden_states())))
 
 
+def test_exact_gelu_matches_keras_and_the_normal_cdf_and_its_gradient():
+    # keras_bert.layers._fused.gelu writes the exact GELU with erf on TensorFlow (TF's erfc kernel is slow);
+    # on every backend it must be x * Phi(x), as Keras' exact GELU, and differentiate as it does.
+    import math
+
+    from keras_bert.layers._fused import gelu, graph_export_form
+
+    x = np.linspace(-8.0, 8.0, 801).astype("float32")
+    x64 = x.astype("float64")
+    cdf = np.array([0.5 * math.erfc(-v / math.sqrt(2.0)) for v in x64])  # Phi, in float64
+    pdf = np.exp(-0.5 * x64**2) / math.sqrt(2.0 * math.pi)
+    want = x64 * cdf
+    got = keras.ops.convert_to_numpy(gelu(keras.ops.convert_to_tensor(x)))
+    np.testing.assert_allclose(got, want, atol=2e-6, rtol=1e-6)
+    keras_form = keras.ops.convert_to_numpy(keras.ops.gelu(x, approximate=False))
+    np.testing.assert_allclose(got, keras_form, atol=1e-6, rtol=1e-6)
+    with graph_export_form():  # graph exports keep Keras' own form (the ONNX rewrites expect it)
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(gelu(keras.ops.convert_to_tensor(x))), keras_form)
+    # d/dx x Phi(x) = Phi(x) + x phi(x): through the backend's own autodiff of whichever form gelu uses.
+    np.testing.assert_allclose(_gradient(gelu, x), cdf + x64 * pdf, atol=2e-6, rtol=1e-5)
+    bf16 = keras.ops.convert_to_numpy(keras.ops.cast(gelu(keras.ops.cast(x, "bfloat16")), "float32"))
+    np.testing.assert_allclose(bf16, want, atol=0.02, rtol=2.0 ** -7)
+
+
+def _gradient(function, x):
+    """d sum(function(x)) / dx on the current backend, as numpy."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        value = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(value)
+            total = tf.reduce_sum(function(value))
+        return tape.gradient(total, value).numpy()
+    if backend == "jax":
+        import jax
+
+        return np.asarray(jax.grad(lambda v: function(v).sum())(x))
+    import torch
+
+    value = torch.tensor(x, requires_grad=True)
+    function(value).sum().backward()
+    return value.grad.numpy()
+
+
 def test_self_attention_rejects_heads_not_dividing_width():
     with pytest.raises(ValueError, match="num_heads"):
         SelfAttention(num_heads=3)(hidden_states())
