@@ -16,7 +16,8 @@ from keras_bert.jobs.pretrain_budget import pretrain_within_budget
 HELP = "pretrain BERT (MLM + NSP, SOP or MLM only) from text files"
 # A run of --steps takes these where they are not given. A --budget-minutes run takes the budget recipe's instead
 # (`keras_bert.jobs.pretrain_budget.BUDGET_RECIPE`).
-STEP_RUN_DEFAULTS = {"size": "mini", "sequence_length": 128, "learning_rate": 1e-4, "pack_sequences": False}
+STEP_RUN_DEFAULTS = {"size": "mini", "sequence_length": 128, "learning_rate": 1e-4, "pack_sequences": False,
+                     "masking": "token"}
 
 
 def add_pretrain_arguments(parser):
@@ -36,9 +37,8 @@ def add_pretrain_arguments(parser):
     parser.add_argument(
         "--masking",
         choices=["token", "whole-word", "span", "ngram"],
-        default="token",
-        help="token; whole-word; span (SpanBERT: whole-word spans, geometric lengths); "
-        "ngram (1..--max-ngram whole words, weights 1/n)",
+        help="token (the default); whole-word (the default with --budget-minutes); span (SpanBERT: whole-word "
+        "spans, geometric lengths); ngram (1..--max-ngram whole words, weights 1/n)",
     )
     parser.add_argument("--span-p", type=float, default=0.2, help="--masking span: geometric p in (0, 1] (default 0.2)")
     parser.add_argument("--max-span-length", type=int, default=10, help="--masking span: longest span in words")
@@ -128,7 +128,7 @@ def run_pretrain(args):
     if args.budget_minutes is not None and args.checkpoint_every is not None:
         raise UserError("--budget-minutes sets the checkpoints (10 of them): drop --checkpoint-every")
     settings = {"size": args.size, "sequence_length": args.sequence_length, "learning_rate": args.learning_rate,
-                "pack_sequences": args.pack_sequences}
+                "pack_sequences": args.pack_sequences, "masking": args.masking}
     if args.budget_minutes is not None:
         # The settings left out are the budget recipe's (`pretrain_within_budget` fills them and says which).
         run, extra = pretrain_within_budget, {"budget_minutes": args.budget_minutes}
@@ -143,7 +143,6 @@ def run_pretrain(args):
         vocabulary=args.vocab,
         output_dir=args.out,
         batch_size=args.batch_size,
-        masking=args.masking,
         mode=args.mode,
         dupe_factor=args.dupe_factor,
         optimizer=args.optimizer,

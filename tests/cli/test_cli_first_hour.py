@@ -141,8 +141,9 @@ def test_a_budget_run_leaves_unset_settings_to_the_recipe_and_a_step_run_keeps_i
     assert main([*argv, "--budget-minutes", "5", "--sequence-length", "96"]) == 0
     budget = seen["budget"]
     assert budget["size"] is None and budget["learning_rate"] is None and budget["pack_sequences"] is None
+    assert budget["masking"] is None
     assert budget["sequence_length"] == 96 and budget["budget_minutes"] == 5
     assert main([*argv, "--steps", "10", "--no-pack-sequences"]) == 0
     steps = seen["steps"]
     assert (steps["size"], steps["sequence_length"], steps["learning_rate"]) == ("mini", 128, 1e-4)
-    assert steps["pack_sequences"] is False and steps["steps"] == 10
+    assert steps["pack_sequences"] is False and steps["masking"] == "token" and steps["steps"] == 10

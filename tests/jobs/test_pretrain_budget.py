@@ -102,9 +102,9 @@ def test_settings_left_out_come_from_the_budget_recipe_and_are_reported(tmp_path
     assert calls[0]["size"] == "mini"  # given: kept
     assert {k: calls[0][k] for k in recipe} == recipe  # left out, or None: the recipe's
     assert summary["budget"]["recipe"] == recipe
-    assert BUDGET_RECIPE["size"] == "tiny"
+    assert BUDGET_RECIPE["size"] == "tiny" and BUDGET_RECIPE["masking"] == "whole-word"
     options, filled = with_budget_recipe({"size": "base", "learning_rate": 5e-5, "sequence_length": 512,
-                                          "pack_sequences": False})
+                                          "pack_sequences": False, "masking": "span"})
     assert filled == {} and options["size"] == "base"  # every setting given: nothing filled
 
 
