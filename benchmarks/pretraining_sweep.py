@@ -4,10 +4,11 @@ Each setting of the grid (size x sequence length x learning rate x packing x mas
 from scratch for `--budget-minutes` (calibration included) on the corpus of
 `benchmarks/pretraining_payoff.py` (five Austen novels plus the unlabeled movie-review training
 sentences, its vocabulary), and is scored on held-out *Persuasion*: masked-token accuracy (with the
-run's own masking) and NSP accuracy at the end of the budget. The ranking decides the defaults of
-`keras-bert pretrain --budget-minutes` runs and of the payoff experiment.
+run's own masking) and NSP accuracy at the end of the budget. The ranking decided the defaults of
+`keras-bert pretrain --budget-minutes` runs (`keras_bert.jobs.pretrain_budget.BUDGET_RECIPE`; the run of
+2026-11-25 is in benchmarks/pretraining_sweep_results.json and the README).
 
-    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/pretraining_sweep.py --budget-minutes 5 \\
+    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/pretraining_sweep.py --budget-minutes 3 \\
         [--sizes tiny mini] [--sequence-lengths 64 128] [--learning-rates 1e-3 2e-3] \\
         [--packing off on] [--maskings whole-word] [--report sweep.json]
 
