@@ -120,10 +120,8 @@ def gelu(x):
     """
     if keras.backend.backend() != "tensorflow" or _GRAPH_EXPORT_FORM.get():
         return ops.gelu(x, approximate=False)
-    import tensorflow as tf  # only here: the TensorFlow backend is the one place this function runs TF ops
-
-    x = tf.convert_to_tensor(x)
-    return 0.5 * x * (1.0 + tf.math.erf(x * _SQRT_HALF))
+    x = ops.convert_to_tensor(x)
+    return 0.5 * x * (1.0 + ops.erf(x * _SQRT_HALF))  # ops.erf is tf.math.erf here
 
 
 def attention(query, key, value, mask=None):
