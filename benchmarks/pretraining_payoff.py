@@ -289,7 +289,7 @@ def main(argv=None):
     parser.add_argument("--learning-rate", type=float, default=5e-4, help="pretraining peak learning rate")
     parser.add_argument("--pack-sequences", action="store_true",
                         help="pretrain on rows packed with several short sentence pairs (`keras-bert pretrain "
-                             "--pack-sequences`; MLM + NSP objectives only)")
+                             "--pack-sequences`; not for electra, whose backbone takes no packed rows)")
     parser.add_argument("--corpus", choices=CORPORA, default="austen+reviews",
                         help="pretraining text: the Austen novels and the review training sentences, or the "
                              "review sentences alone (task-adaptive); Persuasion is the held-out MLM text for both")
