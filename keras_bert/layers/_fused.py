@@ -100,9 +100,13 @@ def layer_norm(layer, x):
     x = ops.convert_to_tensor(x)
     if x.dtype not in (torch.bfloat16, torch.float16):
         return layer(x)
-    # LayerNormalization's variables do not autocast: gamma and beta come in their stored dtype.
-    gamma = ops.convert_to_tensor(layer.gamma).float()
-    beta = ops.convert_to_tensor(layer.beta).float()
+    # LayerNormalization's variables do not autocast: gamma and beta come in their stored dtype. The CPU
+    # kernel takes float32 gamma and beta beside half-precision input; the CUDA kernel refuses mixed
+    # dtypes ("expected scalar type BFloat16 but found Float", seen on an H200 with torch 2.11), so there
+    # they come in the input's dtype, as in a model cast whole to bfloat16 (HF's `.to(torch.bfloat16)`).
+    weight_dtype = x.dtype if x.is_cuda else torch.float32
+    gamma = ops.convert_to_tensor(layer.gamma).to(weight_dtype)
+    beta = ops.convert_to_tensor(layer.beta).to(weight_dtype)
     return torch.nn.functional.layer_norm(x, (x.shape[-1],), gamma, beta, layer.epsilon)
 
 
@@ -124,11 +128,26 @@ def gelu(x):
     return 0.5 * x * (1.0 + ops.erf(x * _SQRT_HALF))  # ops.erf is tf.math.erf here
 
 
-def attention(query, key, value, mask=None):
+def attention_dropout_fuses():
+    """Whether `attention(..., dropout_rate=r)` can drop attention probabilities inside the fused kernel.
+
+    torch's `scaled_dot_product_attention` takes `dropout_p` (its flash and
+    memory-efficient CUDA kernels apply it without writing the probabilities
+    out); Keras' op has no dropout, so on TensorFlow and JAX a layer with
+    attention dropout must compute the probabilities itself in training.
+    """
+    return keras.backend.backend() == "torch" and not _GRAPH_EXPORT_FORM.get()
+
+
+def attention(query, key, value, mask=None, dropout_rate=0.0):
     """`ops.dot_product_attention(query, key, value, mask=mask)` for BERT's self-attention.
 
     query, key, value: `(batch, seq, heads, head_dim)`; mask: bool, broadcastable
     to `(batch, heads, seq_q, seq_k)`, True where a query may attend to a key.
+    dropout_rate: dropout on the attention probabilities, only where
+    `attention_dropout_fuses()` (callers pass it in training only). It draws
+    from torch's global generator, as Keras' unseeded `Dropout` does on torch,
+    so `keras.utils.set_random_seed` fixes it the same way.
 
     On torch, Keras' op makes query, key and value contiguous after moving the
     heads axis (three copies per layer) and turns the mask into a float bias;
@@ -139,8 +158,15 @@ def attention(query, key, value, mask=None):
     checks it stays finite, since NaN would reach the loss through a zero
     sample weight.
     """
+    if dropout_rate and not attention_dropout_fuses():
+        raise ValueError(
+            f"attention dropout inside the kernel needs the torch backend. Received: dropout_rate={dropout_rate} "
+            f"on {keras.backend.backend()}"
+        )
     if _GRAPH_EXPORT_FORM.get():
         return _additive_mask_attention(query, key, value, mask)
+    if keras.backend.backend() == "jax":
+        return ops.dot_product_attention(query, key, value, mask=_full_query_axis_on_gpu(mask, query))
     if keras.backend.backend() != "torch":
         return ops.dot_product_attention(query, key, value, mask=mask)
     import torch  # only here: the torch backend is the one place this module runs torch ops
@@ -148,8 +174,25 @@ def attention(query, key, value, mask=None):
     query, key, value = (ops.convert_to_tensor(t).transpose(1, 2) for t in (query, key, value))
     if mask is not None:
         mask = ops.convert_to_tensor(mask)
-    context = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask)
+    context = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask,
+                                                               dropout_p=float(dropout_rate))
     return context.transpose(1, 2)
+
+
+def _full_query_axis_on_gpu(mask, query):
+    """On a JAX GPU, a key padding mask `(batch, 1, 1, seq_k)` spread to `(batch, 1, seq_q, seq_k)`.
+
+    Keras' op tries cuDNN's fused attention first on a GPU, and cuDNN takes a
+    mask (as a bias) only with the full query axis: with the broadcastable
+    one it raises "Bias must have same seq length as QKV, got 1 and 128", and
+    Keras logs that traceback and falls back to XLA's unfused attention (seen
+    on an H200, jax 0.11.2). Same mask, same result; elsewhere it stays small.
+    """
+    import jax  # only here: the JAX backend is the one place this function runs
+
+    if mask is None or mask.shape[2] != 1 or jax.default_backend() != "gpu":
+        return mask
+    return ops.logical_and(mask, ops.ones((1, 1, ops.shape(query)[1], 1), "bool"))
 
 
 def _additive_mask_attention(query, key, value, mask=None):

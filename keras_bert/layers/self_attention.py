@@ -5,7 +5,7 @@ import math
 import keras
 from keras import ops
 
-from keras_bert.layers._fused import attention, linear
+from keras_bert.layers._fused import attention, attention_dropout_fuses, linear
 from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
 
 
@@ -23,8 +23,10 @@ class SelfAttention(keras.layers.Layer):
     `keras_bert.distribution`).
 
     The fast path is `keras.ops.dot_product_attention` (fused kernels where the
-    backend has them). When attention probabilities are asked for, or attention
-    dropout is active in training, the probabilities must exist as a tensor, so
+    backend has them). On torch, attention dropout in training stays on that
+    path too: torch's fused kernel drops the probabilities itself. When
+    attention probabilities are asked for, or attention dropout is active in
+    training on TensorFlow or JAX, the probabilities must exist as a tensor, so
     the layer computes them explicitly, with the softmax in float32.
 
     Args:
@@ -115,9 +117,11 @@ class SelfAttention(keras.layers.Layer):
             full_mask = ops.cast(attention_mask, "bool")[:, None, :, :]  # (batch, 1, seq_q, seq_k)
             key_mask = full_mask if key_mask is None else ops.logical_and(key_mask, full_mask)
 
-        explicit = return_attention_scores or (training and self.dropout > 0)
+        dropping = bool(training) and self.dropout > 0
+        explicit = return_attention_scores or (dropping and not attention_dropout_fuses())
         if not explicit:
-            context = attention(query, key, value, mask=key_mask)
+            rate = self.dropout if dropping else 0.0
+            context = attention(query, key, value, mask=key_mask, dropout_rate=rate)
             return linear(self.output_dense, context, input_rank=2)
 
         scale = 1.0 / math.sqrt(self.head_dim)
