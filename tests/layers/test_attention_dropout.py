@@ -1,4 +1,4 @@
-"""Attention dropout in training: inside torch's fused kernel, explicit elsewhere, the same distribution."""
+"""Attention in training and on GPUs: dropout inside torch's fused kernel, explicit elsewhere; JAX's cuDNN mask form."""
 
 import keras
 import numpy as np
@@ -105,3 +105,24 @@ def test_attention_refuses_in_kernel_dropout_where_the_backend_has_none():
     q = np.zeros((1, 4, 2, 8), "float32")
     with pytest.raises(ValueError, match="dropout_rate=0.1"):
         attention(q, q, q, dropout_rate=0.1)
+
+
+@pytest.mark.only_backend("jax", reason="the spread mask is for cuDNN's fused attention, tried by Keras' JAX op")
+def test_jax_gpu_form_spreads_the_key_mask_and_keeps_the_result(monkeypatch):
+    import jax
+
+    from keras_bert.layers import _fused
+
+    layer = SelfAttention(num_heads=HEADS)
+    x, mask = hidden_states(), padding_mask()
+    on_cpu = keras.ops.convert_to_numpy(layer(x, padding_mask=mask))
+    key_mask = keras.ops.convert_to_tensor(mask.astype(bool))[:, None, None, :]
+    query = keras.ops.zeros((BATCH, SEQ, HEADS, HIDDEN // HEADS))
+    assert _fused._full_query_axis_on_gpu(key_mask, query) is key_mask  # unchanged off a GPU
+
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")  # the form Keras' op then gets on a GPU
+    spread = _fused._full_query_axis_on_gpu(key_mask, query)
+    assert tuple(spread.shape) == (BATCH, 1, SEQ, SEQ)
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(spread),
+                                  np.broadcast_to(mask.astype(bool)[:, None, None, :], (BATCH, 1, SEQ, SEQ)))
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(layer(x, padding_mask=mask)), on_cpu, atol=1e-6)
