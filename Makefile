@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 BACKENDS ?= tensorflow jax torch
 PYTEST_ARGS ?=
 
-.PHONY: setup test notebooks demo demo-pretraining bench clean
+.PHONY: setup test notebooks demo demo-pretraining bench bench-gpu clean
 
 $(STAMP): constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ demo-pretraining: setup
 
 bench: setup
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m benchmarks.run
+
+# On a machine with one CUDA GPU, in an environment whose torch and jax see it (this venv's pins are the
+# CPU builds): the GPU section of RESULTS.md. See README, Performance, On a GPU.
+bench-gpu: setup
+	$(PY) -m benchmarks.gpu
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -141,9 +141,10 @@ def hf_onnx_end_to_end_calls(hf_model, tokenizer, directory, sequence_length=64)
     return calls
 
 
-def keras_hub_masked_lm_step(size, vocabulary_size, x, y, sample_weight, losses):
+def keras_hub_masked_lm_step(size, vocabulary_size, x, y, sample_weight, losses, dropout=0.1):
     """One `train_on_batch` of keras-hub's `BertMaskedLM` (no preprocessor) with our AdamW (`create_optimizer()`,
-    BERT's pretraining settings) and sparse cross-entropy over the masked positions; appends the loss."""
+    BERT's pretraining settings) and sparse cross-entropy over the masked positions; appends the loss.
+    `dropout` is the backbone's (keras-hub's default, 0.1, is BERT's)."""
     import keras
     import keras_hub
 
@@ -152,7 +153,7 @@ def keras_hub_masked_lm_step(size, vocabulary_size, x, y, sample_weight, losses)
 
     keras.utils.set_random_seed(0)
     backbone = keras_hub.models.BertBackbone(vocabulary_size=vocabulary_size, max_sequence_length=512,
-                                             **BERT_SIZES[size])
+                                             dropout=dropout, **BERT_SIZES[size])
     model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
     model.compile(optimizer=create_optimizer(), weighted_metrics=[],
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))

@@ -2,41 +2,16 @@
 
 import os
 
+from benchmarks.gpu_report import gpu_section, load_gpu_results
+from benchmarks.tables import find as _find
+from benchmarks.tables import fmt as _fmt
+from benchmarks.tables import peer as _peer
+from benchmarks.tables import rate as _rate
+from benchmarks.tables import ratio as _ratio
+from benchmarks.tables import x as _x
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ANALYSIS = os.path.join(HERE, "ANALYSIS.md")
-
-
-def _fmt(x, digits=0):
-    if x is None:
-        return "–"
-    if isinstance(x, str):
-        return x
-    return f"{x:,.{digits}f}"
-
-
-def _rate(r):
-    digits = 0 if r["median"] >= 100 else 1
-    return f"{_fmt(r['median'], digits)} ({_fmt(r['min'], digits)}–{_fmt(r['max'], digits)})"
-
-
-def _ratio(a, b):
-    return None if not a or not b else a["median"] / b["median"]
-
-
-def _x(v):
-    return "–" if v is None else f"{v:.2f}×"
-
-
-def _find(records, **match):
-    for r in records:
-        if all(r.get(k) == v for k, v in match.items()):
-            return r
-    return None
-
-
-def _peer(records, r, **match):
-    """The record matching `match` measured in the same process (job) as `r`: the fair comparison."""
-    return _find(records, job=r.get("job"), **match)
 
 
 def _peak(records, r):
@@ -317,6 +292,9 @@ def write_report(path, run, records, errors):
         for e in errors:
             add(f"- {e.get('job')}/{e['case']}:\n\n```\n{e['error'].strip()[-1500:]}\n```")
         add("")
+    gpu = None if run["quick"] else load_gpu_results()
+    if gpu:  # measured on another machine by `make bench-gpu`; kept through every CPU re-run
+        lines.extend(gpu_section(gpu))
     if not run["quick"] and os.path.exists(ANALYSIS):
         with open(ANALYSIS, encoding="utf-8") as f:
             add(f.read())
@@ -324,13 +302,18 @@ def write_report(path, run, records, errors):
         f.write("\n".join(lines) + "\n")
 
 
-if __name__ == "__main__":
-    # Rewrite the markdown from a run's JSON (e.g. after editing ANALYSIS.md), without measuring again:
-    #   python -m benchmarks.report benchmarks/RESULTS.json
+def rerender(source=None):
+    """Rewrites the markdown from a run's JSON (e.g. after editing ANALYSIS.md or a new GPU run), without measuring."""
     import json
-    import sys
 
-    source = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "RESULTS.json")
+    source = source or os.path.join(HERE, "RESULTS.json")
     with open(source, encoding="utf-8") as f:
         saved = json.load(f)
     write_report(os.path.splitext(source)[0] + ".md", saved["run"], saved["records"], saved.get("errors", []))
+
+
+if __name__ == "__main__":
+    #   python -m benchmarks.report [benchmarks/RESULTS.json]
+    import sys
+
+    rerender(sys.argv[1] if len(sys.argv) > 1 else None)
