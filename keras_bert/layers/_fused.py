@@ -19,6 +19,10 @@ full-size copies per norm, where torch's kernel already accumulates in float32.
 `gelu` is the exact GELU written with erf on TensorFlow, whose own exact GELU
 goes through a slow erfc kernel.
 
+`attention` also takes attention dropout inside torch's fused kernel
+(`attention_dropout_fuses`), and on a JAX GPU spreads the key mask to the
+form cuDNN's fused attention accepts (`_full_query_axis_on_gpu`).
+
 `graph_export_form()` switches `attention` to the form that graph converters
 (tf2onnx, the LiteRT converter) translate well; see `_additive_mask_attention`.
 """
