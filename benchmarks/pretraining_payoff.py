@@ -21,6 +21,9 @@ grid's rate that scores best on a seeded development split of the training sente
 the grid growing past an edge while the edge wins; `--finetune-seeds S1 S2 ...` fine-tunes each model
 once per seed at that rate and reports the mean and standard deviation; `--reuse-pretraining` /
 `--reuse-finetuning` take finished runs in `--work` with the same settings instead of running them again.
+`--finetune-pooling mean` puts every model's classifier head (random initialisation's too) on the mean of
+the token vectors instead of BERT's pooled [CLS] vector (`keras-bert finetune --pooling`); its fine-tuning
+folders end in `_mean`.
 
 Writes the table (stdout, and JSON with `--report`) and one learning-curve PNG per run
 (held-out masked-token accuracy, and the sentence task's, against wall minutes) under
@@ -229,7 +232,7 @@ def finished_finetuning(out, init, files, learning_rate, args, seed=None):
     job = summary["job"]
     same = (job["init"] == init and job["train"] == files["train"] and job["eval"] == files["heldout"]
             and job["learning_rate"] == learning_rate and job["epochs"] == args.finetune_epochs
-            and job["seed"] == seed)
+            and job["seed"] == seed and job.get("pooling", "cls") == args.finetune_pooling)
     model = Path(init) / "model.keras"
     stale = model.exists() and model.stat().st_mtime > summary_path.stat().st_mtime
     return summary if same and not stale and summary.get("metrics") else None
@@ -249,7 +252,7 @@ def finetune_run(init, files, out, args, vocab=None, learning_rate=None, seed=No
         "classify", init, files["train"], out, eval=files["heldout"], vocab=vocab,
         learning_rate=learning_rate, sequence_length=64, batch_size=32,
         epochs=args.finetune_epochs, seed=seed, verbose=0 if args.quiet else 1,
-        length_buckets=[16, 32, 48], tensorboard=False, overwrite=True,
+        length_buckets=[16, 32, 48], tensorboard=False, overwrite=True, pooling=args.finetune_pooling,
     )
     return {"accuracy": round(summary["metrics"]["accuracy"], 4), "f1": round(summary["metrics"]["f1"], 4),
             "finetune_minutes": round((time.time() - started) / 60, 2)}
@@ -307,6 +310,9 @@ def main(argv=None):
                         help="take the result of a finished fine-tuning run in --work with the same settings "
                              "(made after its pretrained model) instead of running it again")
     parser.add_argument("--finetune-epochs", type=int, default=3)
+    parser.add_argument("--finetune-pooling", choices=["cls", "mean"], default="cls",
+                        help="the classifier head's input for every model (`keras-bert finetune --pooling`): BERT's "
+                             "pooler on [CLS], or the mean of the token vectors")
     parser.add_argument("--finetune-seeds", type=int, nargs="+",
                         help="fine-tune each model once per seed at its rate and report the mean held-out accuracy "
                              "and its standard deviation (default: --seed alone); the rate is chosen with --seed")
@@ -341,9 +347,10 @@ def main(argv=None):
     print(f"backend {keras.backend.backend()}, {os.cpu_count()} CPUs; split {counts}; vocabulary {vocab}")
 
     rows = []
+    pooled = "" if args.finetune_pooling == "cls" else f"_{args.finetune_pooling}"  # fine-tuning folders' suffix
     if not args.skip_random_init:
         row = {"objective": "none (random initialisation)", "pretraining_accuracy": None, "pretrain_minutes": 0}
-        row.update(finetune_arm(args.size, split, dev_files, str(work / "finetune_random"), args, vocab=vocab))
+        row.update(finetune_arm(args.size, split, dev_files, str(work / f"finetune_random{pooled}"), args, vocab=vocab))
         rows.append(row)
         print(json.dumps(row))
     for name in args.objectives:
@@ -369,7 +376,7 @@ def main(argv=None):
             "curve": points,
             "curve_png": plot_curve(name, points, args.curves) if points else None,
         }
-        row.update(finetune_arm(folder, split, dev_files, str(work / f"finetune_{name}"), args))
+        row.update(finetune_arm(folder, split, dev_files, str(work / f"finetune_{name}{pooled}"), args))
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "curve"}))
 

@@ -95,6 +95,9 @@ def add_finetune_arguments(parser):
     )
     group.add_argument("--window-stride", type=int,
                        help="split long single texts into windows every N tokens (default half a window; 0 truncates)")
+    group.add_argument("--pooling", choices=["cls", "mean"], default="cls",
+                       help="the head's input: BERT's pooler on [CLS], or the mean of the token vectors (for a "
+                            "backbone pretrained without NSP/SOP, whose pooler never trained)")
     group = parser.add_argument_group("ner (CoNLL files)")
     group.add_argument("--word-column", type=int, default=0)
     group.add_argument("--tag-column", type=int, default=-1)
@@ -155,6 +158,7 @@ def run_finetune(args):
         format=args.format,
         header=header,
         window_stride=args.window_stride,
+        pooling=args.pooling,
         word_column=args.word_column,
         tag_column=args.tag_column,
         doc_stride=args.doc_stride,

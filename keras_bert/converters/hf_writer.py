@@ -55,6 +55,14 @@ def hf_architecture(model):
     if type(model).__name__ == "BertMaskedLM":
         return "BertForMaskedLM", "bert."
     if type(model).__name__ in TASK_ARCHITECTURES:
+        if getattr(model, "pooling", "cls") != "cls":
+            # BertForSequenceClassification reads the pooler's [CLS] vector: a mean-pooled head would load
+            # without error there and answer differently.
+            raise ValueError(
+                f"Hugging Face's {TASK_ARCHITECTURES[type(model).__name__]} classifies BERT's pooled [CLS] vector; "
+                f"this {type(model).__name__} has pooling={model.pooling!r}, which no transformers BERT class "
+                "computes. Export it as a .keras file or SavedModel, or export its `.backbone`."
+            )
         return TASK_ARCHITECTURES[type(model).__name__], "bert."
     raise ValueError(
         f"Hugging Face export supports BertBackbone, BertPretrainer, BertMaskedLM, "

@@ -81,7 +81,8 @@ from keras_bert.tasks import TASKS, get_task
 # Job arguments a resumed run must share with the checkpoint's run: anything
 # else would silently continue a different training.
 _RESUME_KEYS = ("task", "train", "batch_size", "epochs", "steps", "learning_rate", "warmup_steps", "weight_decay",
-                "seed", "sequence_length", "length_buckets", "freeze_backbone", "monitor", "lora_rank", "lora_alpha")
+                "seed", "sequence_length", "length_buckets", "freeze_backbone", "monitor", "lora_rank", "lora_alpha",
+                "pooling")
 # Held-out reports of an earlier run, removed when this run has no --eval file.
 _EVAL_FILES = ("metrics.json", "eval_predictions.jsonl", "predictions.json")
 
@@ -312,10 +313,11 @@ def _schedule(num_features, batch_size, epochs, warmup_ratio):
 
 
 def _upgrade_record(recorded):
-    """A checkpoint's job with its task by registry name (older ones recorded the CLI word)."""
+    """A checkpoint's job with its task by registry name (older ones recorded the CLI word) and the classifier
+    head's pooling (older ones had only BERT's [CLS] pooler)."""
     if "task" not in recorded:
         return recorded
-    return {**recorded, "task": get_task(recorded["task"]).name}
+    return {"pooling": "cls", **recorded, "task": get_task(recorded["task"]).name}
 
 
 def _new_model(handler, backbone, freeze_backbone, optimizer, lora=None):

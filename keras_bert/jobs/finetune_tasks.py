@@ -6,7 +6,7 @@ names them), each with the options of its files:
 | task              | class               | options                                                 |
 |-------------------|---------------------|---------------------------------------------------------|
 | classifier        | ClassifierJob       | text_column, pair_column, label_column, format, header, |
-|                   |                     | window_stride                                           |
+|                   |                     | window_stride, pooling                                  |
 | regressor         | RegressorJob        | the classifier's                                        |
 | token_classifier  | TokenClassifierJob  | word_column, tag_column                                 |
 | question_answerer | QuestionAnswererJob | doc_stride, max_query_length, max_answer_length,        |
@@ -95,10 +95,11 @@ class ClassifierJob(FinetuneTaskJob):
         window_stride: single texts longer than the sequence are split into
             windows starting every `window_stride` tokens (held-out logits are
             averaged per text); None truncates.
+        pooling: the head's input, "cls" (BERT's pooler) or "mean" (see `BertClassifier`).
     """
 
     OPTIONS = dict(text_column="sentence", pair_column=None, label_column="label", format=None, header=True,
-                   window_stride=None)
+                   window_stride=None, pooling="cls")
     regression = False
 
     def read(self, path):
@@ -123,9 +124,12 @@ class ClassifierJob(FinetuneTaskJob):
 
     def model(self, backbone):
         if self.regression:
-            return BertClassifier(backbone, num_classes=1, dropout=self.options["dropout"])
+            return BertClassifier(
+                backbone, num_classes=1, dropout=self.options["dropout"], pooling=self.options["pooling"]
+            )
         return BertClassifier(
-            backbone, num_classes=len(self.label_names), dropout=self.options["dropout"], label_names=self.label_names
+            backbone, num_classes=len(self.label_names), dropout=self.options["dropout"], label_names=self.label_names,
+            pooling=self.options["pooling"],
         )
 
     def counts(self, features):

@@ -1,8 +1,9 @@
-"""BertClassifier: sentence (pair) classification or regression on the pooled [CLS] vector."""
+"""BertClassifier: sentence (pair) classification or regression on the pooled [CLS] vector (or the tokens' mean)."""
 
 import keras
 
 from keras_bert.layers._utils import check_rate, get_initializer
+from keras_bert.layers.sentence_pooling import SentencePooling
 from keras_bert.models.bert_task import BertTask, check_label_names, check_num_classes
 
 
@@ -13,6 +14,11 @@ class BertClassifier(BertTask):
     The head is BERT's: dropout, then one dense layer from `pooled_output` to
     `num_classes` logits. With `num_classes=1` the model is a regressor: its
     output is one real value per example (STS-B style), trained with MSE.
+    With `pooling="mean"` the head reads the mean of the token vectors (padding
+    left out) instead of the pooler's [CLS] vector: the pooler is trained only
+    by NSP/SOP, so a backbone pretrained without a sentence task (RoBERTa's MLM
+    only, ELECTRA) brings a random pooler, while its token vectors are what
+    pretraining taught.
     Sentence pairs are the same model fed `[CLS] A [SEP] B [SEP]`.
 
     Inputs (a dict): `token_ids`, `segment_ids`, `padding_mask`, int32 of
@@ -32,6 +38,8 @@ class BertClassifier(BertTask):
             model so predictions can be reported by name.
         kernel_initializer: initializer of the output layer (BERT: truncated
             normal, stddev 0.02).
+        pooling: "cls" (BERT: the pooler's tanh layer on [CLS]) or "mean" (the
+            mean of the sequence output over the real tokens, `SentencePooling`).
 
     Examples:
     ```python
@@ -44,7 +52,8 @@ class BertClassifier(BertTask):
     ```
     """
 
-    config_arguments = ("num_classes", "dropout", "label_names", "kernel_initializer")
+    config_arguments = ("num_classes", "dropout", "label_names", "kernel_initializer", "pooling")
+    POOLING_MODES = ("cls", "mean")
 
     def __init__(
         self,
@@ -53,14 +62,20 @@ class BertClassifier(BertTask):
         dropout=0.1,
         label_names=None,
         kernel_initializer="truncated_normal",
+        pooling="cls",
         **kwargs,
     ):
         where = kwargs.get("name") or type(self).__name__
         check_num_classes(num_classes, where)
         check_rate("dropout", dropout)
+        if pooling not in self.POOLING_MODES:
+            raise ValueError(f"{where}: `pooling` must be one of {self.POOLING_MODES}. Received: pooling={pooling!r}")
         label_names = check_label_names(label_names, num_classes if num_classes > 1 else None, where)
 
         # === Layers === (locals until the model is initialised, for the torch backend)
+        token_pooling = None
+        if pooling == "mean":
+            token_pooling = SentencePooling("mean", dtype=backbone.dtype_policy, name="token_mean_pooling")
         output_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
         # float32 logits even under mixed precision, for a stable loss.
         output_dense = keras.layers.Dense(
@@ -69,18 +84,24 @@ class BertClassifier(BertTask):
 
         # === Functional graph ===
         inputs = backbone.input
-        pooled = backbone(inputs)["pooled_output"]
+        backbone_outputs = backbone(inputs)
+        if token_pooling is None:
+            pooled = backbone_outputs["pooled_output"]
+        else:
+            pooled = token_pooling(backbone_outputs["sequence_output"], inputs["padding_mask"])
         outputs = output_dense(output_dropout(pooled))
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.backbone = backbone
         self.output_dropout = output_dropout
         self.output_dense = output_dense
+        self.token_pooling = token_pooling
 
         # === Config ===
         self.num_classes = num_classes
         self.dropout = dropout
         self.label_names = label_names
         self.kernel_initializer = get_initializer(kernel_initializer)
+        self.pooling = pooling
 
     @property
     def is_regression(self):

@@ -383,10 +383,12 @@ def _features(task, blocks):
     """A functional model on `task`'s layers: inputs -> {"logits", "hidden": outputs of `blocks`}."""
     backbone = task.backbone
     hidden = [backbone.transformer_layers[i].output for i in blocks]
-    if isinstance(task, BertClassifier):
+    last = backbone.transformer_layers[-1] if backbone.final_layer_norm is None else backbone.final_layer_norm
+    if isinstance(task, BertClassifier) and task.pooling == "mean":
+        on = task.token_pooling(last.output, backbone.input["padding_mask"])  # (batch, hidden_dim)
+    elif isinstance(task, BertClassifier):
         on = backbone.pooler.output  # (batch, hidden_dim)
     else:
-        last = backbone.transformer_layers[-1] if backbone.final_layer_norm is None else backbone.final_layer_norm
         on = last.output  # (batch, length, hidden_dim)
     logits = task.output_dense(task.output_dropout(on))
     return keras.Model(backbone.input, {"logits": logits, "hidden": hidden}, name=f"{task.name}_features")

@@ -65,6 +65,13 @@ def task_head_arguments(checkpoint, cls, kwargs):
             f"num_classes={kwargs['num_classes']!r}. For a new head of another size, build "
             f"{cls.__name__}(BertBackbone.from_pretrained(path), num_classes=...)."
         )
+    if kwargs.get("pooling", "cls") != "cls":
+        # The checkpoint's head was trained on the pooler's [CLS] vector: on a mean it would answer wrongly.
+        raise ValueError(
+            f"{checkpoint.description} is {head.what}, trained on BERT's pooled [CLS] vector; its head cannot "
+            f"read pooling={kwargs['pooling']!r}. For a new head on the mean of the tokens, build "
+            f"{cls.__name__}(BertBackbone.from_pretrained(path), num_classes=..., pooling={kwargs['pooling']!r})."
+        )
     return {**decided, **kwargs}, True
 
 

@@ -263,3 +263,26 @@ def test_text_embedder_onnx_export_serves_the_pipelines_embeddings(tmp_path):
     np.testing.assert_allclose(direct(texts), expected, atol=1e-5)
     int8 = np.array([r["embedding"] for r in ExportedModel(tmp_path / "embedder").predict(texts)])
     assert np.min(np.sum(int8 * expected, axis=1)) > 0.98  # unit vectors: cosine similarity to fp32
+
+
+@ON_TENSORFLOW_ONLY
+def test_a_mean_pooled_classifier_exports_to_onnx_and_saved_model(tok, tmp_path):
+    """`BertClassifier(pooling="mean")` through both export paths: padded rows pool their real tokens only."""
+    import tensorflow as tf
+
+    from keras_bert import BertClassifier
+    from keras_bert.export import export_saved_model
+
+    keras.utils.set_random_seed(12)
+    model = sharpen(BertClassifier(tiny_backbone(max_sequence_length=64), num_classes=3, label_names=LABELS,
+                                   pooling="mean"))
+    export_onnx(model, tmp_path / "onnx", tok, sequence_length=LENGTH, verbose=False)
+    runtime = RuntimeModel(tmp_path / "onnx", precision="fp32")
+    export_saved_model(model, tmp_path / "saved", tok, sequence_length=LENGTH, verbose=False)
+    serve_ids = tf.saved_model.load(str(tmp_path / "saved")).signatures["serve_token_ids"]
+    for texts, length in [(SHORT_TEXTS, LENGTH), (SHORT_TEXTS[:2], 40)]:  # rows of several lengths, padded
+        x = packed(texts, length)
+        expected = np.asarray(model.predict_on_batch(x))
+        np.testing.assert_allclose(runtime.predict_on_batch(x), expected, atol=1e-4)
+        served = serve_ids(**{k: tf.constant(v, tf.int32) for k, v in x.items()})
+        np.testing.assert_allclose(served["logits"].numpy(), expected, atol=1e-5)
