@@ -71,7 +71,7 @@ from keras_bert.jobs.best_epoch import ADAPTER_FILE as BEST_ADAPTER_FILE
 from keras_bert.jobs.best_epoch import WEIGHTS_FILE as BEST_WEIGHTS_FILE
 from keras_bert.jobs.best_epoch import BestEpoch, read_best_record
 from keras_bert.jobs.checkpointing import write_atomic_text
-from keras_bert.jobs.initial_backbone import load_init
+from keras_bert.jobs.initial_backbone import load_init, pooler_never_trained
 from keras_bert.jobs.lora_job import lora_job
 from keras_bert.jobs.runner import JobRunner
 from keras_bert.models.lora import load_adapter, lora_info
@@ -161,6 +161,7 @@ def finetune(
         backbone, tokenizer, source = load_init(init, vocab=vocab, lowercase=lowercase, dropout=dropout)
     sequence_length = _sequence_length(spec, sequence_length, backbone)
     handler = _task_job(spec, options, sequence_length, dropout)
+    _warn_if_the_head_reads_an_untrained_pooler(spec, options, init)
     if verbose:
         print(f"keras-bert finetune {spec.name}: {source} on the {keras.backend.backend()} backend")
 
@@ -268,6 +269,21 @@ def _task_job(spec, options, sequence_length, dropout):
     stride = (sequence_length - 2) // 2 if options["window_stride"] is None else options["window_stride"]
     options.update(sequence_length=sequence_length, dropout=dropout, window_stride=stride or None)
     return spec.load("finetune")(options)
+
+
+def _warn_if_the_head_reads_an_untrained_pooler(spec, options, init):
+    """A classifier on BERT's pooled [CLS] vector from a pretraining run that never trained the pooler: warns,
+    naming `--pooling mean` (README, "Pretraining under a wall-clock budget": what each head scored)."""
+    if spec.name not in ("classifier", "regressor") or options.get("pooling") != "cls":
+        return
+    reason = pooler_never_trained(os.fspath(init))
+    if reason:
+        warnings.warn(
+            f"--init {init}: its backbone's pooler (the tanh layer on [CLS]) never trained: {reason}. The "
+            f"{spec.name}'s head reads it; --pooling mean (finetune(..., pooling='mean')) reads the mean of the "
+            "token vectors instead.",
+            stacklevel=3,
+        )
 
 
 def _sequence_length(spec, sequence_length, backbone):

@@ -86,6 +86,24 @@ def load_init(init, vocab=None, lowercase=None, dropout=0.1, max_sequence_length
     return backbone, tokenizer, description
 
 
+def pooler_never_trained(init):
+    """Why the pooler of `init`'s backbone never trained, or None.
+
+    BERT's pooler (the tanh layer on [CLS]) learns only from a sentence task
+    (NSP, SOP). A `keras-bert pretrain` run without one (`--objective roberta`,
+    `--objective electra`) leaves it at its random initial weights, which a
+    classifier head on the pooled vector then has to train through.
+    """
+    run = read_run_folder(init) if os.path.exists(init) else None
+    if run is None or run.kind != "pretrain" or run.job is None:
+        return None
+    if run.job.get("objective") == "electra":
+        return "pretrained with --objective electra, whose replaced-token detection does not use it"
+    if run.job.get("sentence_task") == "none":
+        return "pretrained without a sentence task (MLM only); NSP or SOP is what trains it"
+    return None
+
+
 def _keras_backbone(path):
     try:
         return load_keras_backbone(path)[1]

@@ -3,6 +3,7 @@
 import argparse
 import json
 import shutil
+import warnings
 
 import keras
 import pytest
@@ -25,10 +26,11 @@ def files(tmp_path_factory):
     return folder
 
 
-def run(files, out, **overrides):
+def run(files, out, init=None, **overrides):
     options = dict(eval=files / "train.tsv", sequence_length=16, batch_size=16, epochs=1, learning_rate=1e-2,
                    verbose=0, tensorboard=False)
-    return finetune("classify", files / "backbone.keras", files / "train.tsv", out, **{**options, **overrides})
+    init = files / "backbone.keras" if init is None else init
+    return finetune("classify", init, files / "train.tsv", out, **{**options, **overrides})
 
 
 def test_the_cli_flag_trains_and_saves_a_mean_pooled_classifier(files, tmp_path):
@@ -58,3 +60,35 @@ def test_resume_refuses_another_pooling(files, tmp_path):
     with pytest.raises(ValueError, match="pooling: checkpoint 'cls' vs now 'mean'"):
         run(files, out, pooling="mean", resume=True)
     assert keras.saving.load_model(str(out / "model.keras")).pooling == "cls"
+
+
+def pretraining_folder(files, folder, **job):
+    """A `keras-bert pretrain --out` folder as the job leaves it: model.keras, vocab.txt, config.json's record."""
+    folder.mkdir()
+    shutil.copy(files / "backbone.keras", folder / "model.keras")
+    shutil.copy(files / "vocab.txt", folder / "vocab.txt")
+    (folder / "config.json").write_text(json.dumps({"job": {"lowercase": True, **job}}), encoding="utf-8")
+    return folder
+
+
+def test_pooler_never_trained_reads_the_pretraining_record(files, tmp_path):
+    from keras_bert.jobs.initial_backbone import pooler_never_trained
+
+    roberta = pretraining_folder(files, tmp_path / "roberta", objective="bert", sentence_task="none")
+    electra = pretraining_folder(files, tmp_path / "electra", objective="electra", sentence_task="nsp")
+    bert = pretraining_folder(files, tmp_path / "bert", objective="bert", sentence_task="nsp")
+    assert "without a sentence task" in pooler_never_trained(str(roberta))
+    assert "--objective electra" in pooler_never_trained(str(electra / "model.keras"))
+    assert pooler_never_trained(str(bert)) is None
+    assert pooler_never_trained(str(files / "backbone.keras")) is None  # no record: nothing known
+    assert pooler_never_trained("tiny") is None
+
+
+@pytest.mark.only_backend("torch", reason="which warning the job gives is job plumbing, the same on every backend")
+def test_a_cls_head_on_an_untrained_pooler_warns_and_names_the_mean(files, tmp_path):
+    roberta = pretraining_folder(files, tmp_path / "roberta", objective="bert", sentence_task="none")
+    with pytest.warns(UserWarning, match="pooler .* never trained: pretrained without a sentence task.*--pooling mean"):
+        run(files, tmp_path / "cls", init=roberta)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*never trained.*")
+        run(files, tmp_path / "mean", init=roberta, pooling="mean")
