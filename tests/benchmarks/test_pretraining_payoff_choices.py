@@ -12,6 +12,7 @@ from benchmarks import pretraining_payoff as payoff
 
 
 def _args(rates, extensions=2, **more):
+    more.setdefault("finetune_pooling", "cls")
     return argparse.Namespace(finetune_learning_rates=rates, grid_extensions=extensions, quiet=True,
                               finetune_epochs=3, seed=0, **more)
 
@@ -66,6 +67,9 @@ def test_only_a_finished_run_with_the_same_settings_made_after_its_init_is_reuse
     assert payoff.finished_finetuning(tmp_path / "random", "tiny", files, 1e-3, args) is None  # another rate
     assert payoff.finished_finetuning(tmp_path / "random", "tiny", {**files, "heldout": "x"}, 5e-4, args) is None
     assert payoff.finished_finetuning(tmp_path / "nothing", "tiny", files, 5e-4, args) is None
+    # A run recorded before the head had a choice read [CLS]: it is not a run of the mean head.
+    mean_head = _args([5e-4], finetune_pooling="mean")
+    assert payoff.finished_finetuning(tmp_path / "random", "tiny", files, 5e-4, mean_head) is None
     pretrained = tmp_path / "pretrain_roberta"
     pretrained.mkdir()
     (pretrained / "model.keras").write_text("weights")
