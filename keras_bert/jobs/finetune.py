@@ -160,8 +160,7 @@ def finetune(
     with strategy_scope(distributed):  # the backbone's variables become the model's: made distributed
         backbone, tokenizer, source = load_init(init, vocab=vocab, lowercase=lowercase, dropout=dropout)
     sequence_length = _sequence_length(spec, sequence_length, backbone)
-    handler = _task_job(spec, options, sequence_length, dropout)
-    _warn_if_the_head_reads_an_untrained_pooler(spec, options, init)
+    handler = _task_job(spec, options, sequence_length, dropout, init)
     if verbose:
         print(f"keras-bert finetune {spec.name}: {source} on the {keras.backend.backend()} backend")
 
@@ -264,10 +263,12 @@ def _task_options(given):
     return {**defaults, **given}
 
 
-def _task_job(spec, options, sequence_length, dropout):
-    """The task's `FinetuneTaskJob` on `options` completed with the run's values."""
+def _task_job(spec, options, sequence_length, dropout, init):
+    """The task's `FinetuneTaskJob` on `options` completed with the run's values (a warning first if its head
+    would read a pooler that `init`'s pretraining never trained)."""
     stride = (sequence_length - 2) // 2 if options["window_stride"] is None else options["window_stride"]
     options.update(sequence_length=sequence_length, dropout=dropout, window_stride=stride or None)
+    _warn_if_the_head_reads_an_untrained_pooler(spec, options, init)
     return spec.load("finetune")(options)
 
 
@@ -282,7 +283,7 @@ def _warn_if_the_head_reads_an_untrained_pooler(spec, options, init):
             f"--init {init}: its backbone's pooler (the tanh layer on [CLS]) never trained: {reason}. The "
             f"{spec.name}'s head reads it; --pooling mean (finetune(..., pooling='mean')) reads the mean of the "
             "token vectors instead.",
-            stacklevel=3,
+            stacklevel=4,
         )
 
 
