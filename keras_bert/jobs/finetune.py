@@ -74,6 +74,7 @@ from keras_bert.jobs.checkpointing import write_atomic_text
 from keras_bert.jobs.initial_backbone import load_init, pooler_never_trained
 from keras_bert.jobs.lora_job import lora_job
 from keras_bert.jobs.runner import JobRunner
+from keras_bert.models.bert_classifier import BertClassifier
 from keras_bert.models.lora import load_adapter, lora_info
 from keras_bert.optimizers import create_optimizer
 from keras_bert.tasks import TASKS, get_task
@@ -155,7 +156,7 @@ def finetune(
     _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_buckets, monitor, early_stopping_patience)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures the runtime when it is created.
     distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
-    options = _task_options(task_options)
+    options = _task_options(spec, task_options)
     keras.utils.set_random_seed(seed)
     with strategy_scope(distributed):  # the backbone's variables become the model's: made distributed
         backbone, tokenizer, source = load_init(init, vocab=vocab, lowercase=lowercase, dropout=dropout)
@@ -248,11 +249,12 @@ def _distribution_record(strategy, mesh_shape, train_batch_size, distributed):
     )
 
 
-def _task_options(given):
+def _task_options(spec, given):
     """Every task's file options: their defaults, with `given` applied.
 
     Raises:
         TypeError: a name that is no task's option.
+        ValueError: a classifier head's `pooling` that is no choice, or given for a task without that head.
     """
     defaults = {}
     for task in TASKS.values():
@@ -260,7 +262,16 @@ def _task_options(given):
     unknown = sorted(set(given) - set(defaults))
     if unknown:
         raise TypeError(f"finetune() got unexpected keyword arguments {unknown}; task options: {sorted(defaults)}")
-    return {**defaults, **given}
+    options = {**defaults, **given}
+    # Checked before the backbone loads: the head is built only after the data are read.
+    if options["pooling"] not in BertClassifier.POOLING_MODES:
+        raise ValueError(f"--pooling must be one of {BertClassifier.POOLING_MODES}. Received: {options['pooling']!r}")
+    if options["pooling"] != "cls" and spec.name not in ("classifier", "regressor"):
+        raise ValueError(
+            f"--pooling {options['pooling']}: the pooling choice is the classifier's and regressor's; the "
+            f"{spec.name} head has none (it takes the default, 'cls')."
+        )
+    return options
 
 
 def _task_job(spec, options, sequence_length, dropout, init):

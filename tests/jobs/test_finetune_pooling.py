@@ -92,3 +92,13 @@ def test_a_cls_head_on_an_untrained_pooler_warns_and_names_the_mean(files, tmp_p
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*never trained.*")
         run(files, tmp_path / "mean", init=roberta, pooling="mean")
+
+
+@pytest.mark.only_backend("torch", reason="argument checks are backend-independent")
+def test_a_bad_pooling_or_one_for_another_task_is_refused_before_anything_is_written(files, tmp_path):
+    with pytest.raises(ValueError, match=r"--pooling must be one of \('cls', 'mean'\). Received: 'max'"):
+        run(files, tmp_path / "max", pooling="max")
+    with pytest.raises(ValueError, match="--pooling mean: the pooling choice is the classifier's and regressor's; "
+                                         "the token_classifier head has none"):
+        finetune("ner", files / "backbone.keras", files / "train.tsv", tmp_path / "ner", pooling="mean", verbose=0)
+    assert not (tmp_path / "max").exists() and not (tmp_path / "ner").exists()
