@@ -15,6 +15,7 @@ from keras_bert.cli.errors import UserError
 from keras_bert.cli.pretrain import mesh_shape
 from keras_bert.distribution import STRATEGIES
 from keras_bert.jobs.finetune import finetune
+from keras_bert.models.bert_classifier import BertClassifier
 from keras_bert.tasks import CLI_NAMES, TASKS
 
 HELP = "fine-tune a task head: classify, regress, ner, qa, multiple-choice"
@@ -95,7 +96,7 @@ def add_finetune_arguments(parser):
     )
     group.add_argument("--window-stride", type=int,
                        help="split long single texts into windows every N tokens (default half a window; 0 truncates)")
-    group.add_argument("--pooling", choices=["cls", "mean"], default="cls",
+    group.add_argument("--pooling", choices=BertClassifier.POOLING_MODES, default="cls",
                        help="the head's input: BERT's pooler on [CLS], or the mean of the token vectors (for a "
                             "backbone pretrained without NSP/SOP, whose pooler never trained)")
     group = parser.add_argument_group("ner (CoNLL files)")
