@@ -46,6 +46,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.finetune_sentiment import read_split, write_tsv  # noqa: E402
+from keras_bert.models.bert_classifier import BertClassifier  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 AUSTEN = ROOT / ".." / "shared" / "data" / "austen"
@@ -310,7 +311,7 @@ def main(argv=None):
                         help="take the result of a finished fine-tuning run in --work with the same settings "
                              "(made after its pretrained model) instead of running it again")
     parser.add_argument("--finetune-epochs", type=int, default=3)
-    parser.add_argument("--finetune-pooling", choices=["cls", "mean"], default="cls",
+    parser.add_argument("--finetune-pooling", choices=BertClassifier.POOLING_MODES, default="cls",
                         help="the classifier head's input for every model (`keras-bert finetune --pooling`): BERT's "
                              "pooler on [CLS], or the mean of the token vectors")
     parser.add_argument("--finetune-seeds", type=int, nargs="+",
