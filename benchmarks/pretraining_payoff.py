@@ -74,11 +74,32 @@ OBJECTIVES["electra"] = {"masking": "whole-word", "objective": "electra"}
 CORPORA = ("austen+reviews", "reviews")
 
 
-def prepare_corpus(work, train_rows, corpus_kind="austen+reviews"):
+def check_review_repeats(review_repeats):
+    if isinstance(review_repeats, bool) or not isinstance(review_repeats, int) or review_repeats < 1:
+        raise ValueError(f"review_repeats must be a positive int. Received: {review_repeats!r}")
+    return review_repeats
+
+
+def corpus_suffix(review_repeats):
+    """The folder suffix of a corpus with the reviews repeated ("" for the plain corpus)."""
+    return "" if check_review_repeats(review_repeats) == 1 else f"_reviews_x{review_repeats}"
+
+
+def pretraining_suffix(args):
+    """The suffix of the pretraining and fine-tuning folders of a run whose corpus mix or pretraining dropout
+    differs from the plain experiment's: each variant keeps its own runs beside the plain ones in one --work
+    folder (same vocabulary, same splits, so the random-initialisation arm is shared)."""
+    dropout = getattr(args, "pretraining_dropout", None)
+    return corpus_suffix(getattr(args, "review_repeats", 1)) + ("" if dropout is None else f"_dropout{dropout:g}")
+
+
+def prepare_corpus(work, train_rows, corpus_kind="austen+reviews", review_repeats=1):
     """(training files, held-out files): the Austen novels but one (unless `corpus_kind` is "reviews"),
-    and the review sentences, unlabeled."""
+    and the review sentences, unlabeled, written `review_repeats` times (each copy masked anew in training:
+    the in-domain text's share of the steps grows without touching the novels)."""
     if corpus_kind not in CORPORA:
         raise ValueError(f"corpus_kind must be one of {CORPORA}. Received: {corpus_kind!r}")
+    check_review_repeats(review_repeats)
     corpus = Path(work) / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
     files = []
@@ -87,10 +108,12 @@ def prepare_corpus(work, train_rows, corpus_kind="austen+reviews"):
         if novel.name != HELDOUT_NOVEL:
             shutil.copyfile(novel, corpus / novel.name)
             files.append(str(corpus / novel.name))
-    reviews = corpus / "movie_review_train_sentences.txt"
+    suffix = "" if review_repeats == 1 else f"_x{review_repeats}"
+    reviews = corpus / f"movie_review_train_sentences{suffix}.txt"
     with open(reviews, "w", encoding="utf-8") as f:
-        for text, _ in train_rows:  # the labels are dropped here
-            f.write(f"{' '.join(text.split())}\n{DOCUMENT_SEPARATOR}\n")
+        for _ in range(review_repeats):
+            for text, _ in train_rows:  # the labels are dropped here
+                f.write(f"{' '.join(text.split())}\n{DOCUMENT_SEPARATOR}\n")
     files.append(str(reviews))
     return files, [str(AUSTEN / HELDOUT_NOVEL)]
 
@@ -123,13 +146,14 @@ def pretrain_run(name, files, heldout, vocab, work, args):
 
     started = time.time()
     curve = LearningCurve(started)
-    out = Path(work) / f"pretrain_{name}"
+    out = Path(work) / f"pretrain_{name}{pretraining_suffix(args)}"
     summary = pretrain_within_budget(
         files, vocab, str(out), args.budget_minutes, eval_corpus=heldout, eval_batches=args.eval_batches,
         size=args.size, sequence_length=args.sequence_length, batch_size=args.batch_size,
         learning_rate=args.learning_rate, pack_sequences=args.pack_sequences, seed=args.seed,
         document_separator=DOCUMENT_SEPARATOR,
         overwrite=True, tensorboard=False, verbose=0 if args.quiet else 1, callbacks=[curve],
+        **({} if args.pretraining_dropout is None else {"dropout": args.pretraining_dropout}),
         **OBJECTIVES[name],
     )
     return str(out), summary, curve.points
@@ -141,7 +165,7 @@ def reused_pretraining(name, work, args):
     Raises:
         ValueError: no such run, or it was pretrained with other settings (named) than `args` ask for.
     """
-    folder = Path(work) / f"pretrain_{name}"
+    folder = Path(work) / f"pretrain_{name}{pretraining_suffix(args)}"
     if not (folder / "config.json").exists() or not (folder / "model.keras").exists():
         raise ValueError(f"--reuse-pretraining: {folder} holds no finished pretraining run (config.json, model.keras)")
     with open(folder / "config.json", encoding="utf-8") as f:
@@ -150,7 +174,9 @@ def reused_pretraining(name, work, args):
     wanted = {"size": args.size, "sequence_length": args.sequence_length, "batch_size": args.batch_size,
               "learning_rate": args.learning_rate, "pack_sequences": args.pack_sequences,
               "objective": OBJECTIVES[name].get("objective", "bert"),
-              **{k: v for k, v in OBJECTIVES[name].items() if k != "objective"}}
+              **{k: v for k, v in OBJECTIVES[name].items() if k != "objective"},
+              # `pretrain`'s default dropout, 0.1, unless --pretraining-dropout set another
+              "dropout": 0.1 if getattr(args, "pretraining_dropout", None) is None else args.pretraining_dropout}
     different = {k: (job.get(k), v) for k, v in wanted.items() if job.get(k) != v}
     if different:
         raise ValueError(f"--reuse-pretraining: {folder} was pretrained with other settings "
@@ -297,6 +323,13 @@ def main(argv=None):
     parser.add_argument("--corpus", choices=CORPORA, default="austen+reviews",
                         help="pretraining text: the Austen novels and the review training sentences, or the "
                              "review sentences alone (task-adaptive); Persuasion is the held-out MLM text for both")
+    parser.add_argument("--review-repeats", type=int, default=1,
+                        help="write the review sentences this many times into the pretraining corpus (their share "
+                             "of the steps grows); the vocabulary already in --work is kept, and the runs go to "
+                             "folders suffixed _reviews_xN beside the plain corpus's")
+    parser.add_argument("--pretraining-dropout", type=float,
+                        help="the backbone's dropout while pretraining (default: pretrain's 0.1); fine-tuning keeps "
+                             "finetune's 0.1 either way. Runs go to folders suffixed _dropoutX")
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--eval-batches", type=int, default=20)
     parser.add_argument("--finetune-learning-rate", type=float, default=5e-4)
@@ -335,7 +368,11 @@ def main(argv=None):
     train, heldout, counts = read_split()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    files, heldout_novel = prepare_corpus(work, train, args.corpus)
+    if args.review_repeats < 1:
+        parser.error(f"--review-repeats must be at least 1; received {args.review_repeats}")
+    if args.pretraining_dropout is not None and not 0 <= args.pretraining_dropout < 1:
+        parser.error(f"--pretraining-dropout must be in [0, 1); received {args.pretraining_dropout}")
+    files, heldout_novel = prepare_corpus(work, train, args.corpus, args.review_repeats)
     split = {"train": str(work / "train.tsv"), "heldout": str(work / "heldout.tsv")}
     write_tsv(train, split["train"])
     write_tsv(heldout, split["heldout"])
@@ -375,9 +412,10 @@ def main(argv=None):
             "budget": summary["budget"],
             "pretrain_minutes": summary["budget"]["job_minutes"],
             "curve": points,
-            "curve_png": plot_curve(name, points, args.curves) if points else None,
+            "curve_png": plot_curve(f"{name}{pretraining_suffix(args)}", points, args.curves) if points else None,
         }
-        row.update(finetune_arm(folder, split, dev_files, str(work / f"finetune_{name}{pooled}"), args))
+        variant = pretraining_suffix(args)
+        row.update(finetune_arm(folder, split, dev_files, str(work / f"finetune_{name}{variant}{pooled}"), args))
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "curve"}))
 

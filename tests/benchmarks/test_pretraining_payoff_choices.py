@@ -85,7 +85,7 @@ def test_reusing_a_pretraining_run_made_with_other_settings_is_refused_naming_th
     folder.mkdir()
     (folder / "model.keras").write_text("weights")
     job = {"size": "mini", "sequence_length": 64, "batch_size": 32, "learning_rate": 1e-3, "objective": "bert",
-           "masking": "whole-word", "sentence_task": "none", "pack_sequences": False}
+           "masking": "whole-word", "sentence_task": "none", "pack_sequences": False, "dropout": 0.1}
     (folder / "config.json").write_text(json.dumps({"job": job}))
     args = argparse.Namespace(size="tiny", sequence_length=64, batch_size=32, learning_rate=1e-3,
                               pack_sequences=False)
@@ -96,6 +96,16 @@ def test_reusing_a_pretraining_run_made_with_other_settings_is_refused_naming_th
     job["size"] = "tiny"
     (folder / "config.json").write_text(json.dumps({"job": job}))
     assert payoff.reused_pretraining("roberta", tmp_path, args)[0] == str(folder)
+    # Another pretraining dropout is another run, in its own folder; one found there with the default is refused.
+    args.pretraining_dropout = 0.0
+    variant = tmp_path / "pretrain_roberta_dropout0"
+    variant.mkdir()
+    (variant / "model.keras").write_text("weights")
+    (variant / "config.json").write_text(json.dumps({"job": job}))
+    with pytest.raises(ValueError, match=r"'dropout': \(0.1, 0.0\)"):
+        payoff.reused_pretraining("roberta", tmp_path, args)
+    (variant / "config.json").write_text(json.dumps({"job": {**job, "dropout": 0.0}}))
+    assert payoff.reused_pretraining("roberta", tmp_path, args)[0] == str(variant)
 
 
 def test_several_fine_tuning_seeds_report_the_mean_and_spread_at_one_chosen_rate(monkeypatch):
@@ -114,3 +124,28 @@ def test_several_fine_tuning_seeds_report_the_mean_and_spread_at_one_chosen_rate
     assert row["finetune_learning_rate"] == 1e-3
     assert row["accuracy"] == pytest.approx(0.77) and row["accuracy_std"] == pytest.approx(0.02)
     assert row["accuracy_by_seed"] == {"0": 0.75, "1": 0.77, "2": 0.79} and row["finetune_minutes"] == 3.0
+
+
+def test_repeated_reviews_are_written_that_many_times_and_pretrained_in_their_own_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(payoff, "AUSTEN", tmp_path / "no_novels")  # the review sentences alone are counted here
+    rows = [("a fine film", 1), ("a dull  film", 0)]
+    files, heldout = payoff.prepare_corpus(tmp_path, rows, review_repeats=3)
+    assert [os.path.basename(f) for f in files] == ["movie_review_train_sentences_x3.txt"]
+    lines = open(files[0], encoding="utf-8").read().splitlines()
+    assert lines.count("a fine film") == 3 and lines.count("a dull film") == 3
+    assert lines.count(payoff.DOCUMENT_SEPARATOR) == 6  # every copy is a document of its own
+    plain, _ = payoff.prepare_corpus(tmp_path, rows)
+    assert open(plain[0], encoding="utf-8").read().splitlines().count("a fine film") == 1
+    assert payoff.corpus_suffix(1) == "" and payoff.corpus_suffix(3) == "_reviews_x3"
+    # --reuse-pretraining looks in the repeated corpus's folder, not the plain corpus's.
+    args = argparse.Namespace(size="tiny", sequence_length=64, batch_size=32, learning_rate=1e-3,
+                              pack_sequences=False, review_repeats=3)
+    with pytest.raises(ValueError, match="pretrain_roberta_reviews_x3 holds no finished pretraining run"):
+        payoff.reused_pretraining("roberta", tmp_path, args)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True, "4"])
+def test_a_review_repeat_count_that_is_not_a_positive_int_is_refused_naming_it(tmp_path, bad):
+    with pytest.raises(ValueError, match=f"review_repeats must be a positive int. Received: {bad!r}"):
+        payoff.prepare_corpus(tmp_path, [("a film", 1)], review_repeats=bad)
+    assert not (tmp_path / "corpus").exists()  # refused before anything is written
