@@ -87,10 +87,17 @@ def corpus_suffix(review_repeats):
 
 def pretraining_suffix(args):
     """The suffix of the pretraining and fine-tuning folders of a run whose corpus mix or pretraining dropout
-    differs from the plain experiment's: each variant keeps its own runs beside the plain ones in one --work
+    differs from the plain experiment's (or that is pretrained with --pretraining-seed): each variant keeps its own runs beside the plain ones in one --work
     folder (same vocabulary, same splits, so the random-initialisation arm is shared)."""
-    dropout = getattr(args, "pretraining_dropout", None)
-    return corpus_suffix(getattr(args, "review_repeats", 1)) + ("" if dropout is None else f"_dropout{dropout:g}")
+    dropout, seed = getattr(args, "pretraining_dropout", None), getattr(args, "pretraining_seed", None)
+    return (corpus_suffix(getattr(args, "review_repeats", 1)) + ("" if dropout is None else f"_dropout{dropout:g}")
+            + ("" if seed is None else f"_seed{seed}"))
+
+
+def pretraining_seed(args):
+    """The seed of the pretraining run (weights, masks, sentence order): --pretraining-seed, else --seed."""
+    seed = getattr(args, "pretraining_seed", None)
+    return args.seed if seed is None else seed
 
 
 def prepare_corpus(work, train_rows, corpus_kind="austen+reviews", review_repeats=1):
@@ -150,7 +157,7 @@ def pretrain_run(name, files, heldout, vocab, work, args):
     summary = pretrain_within_budget(
         files, vocab, str(out), args.budget_minutes, eval_corpus=heldout, eval_batches=args.eval_batches,
         size=args.size, sequence_length=args.sequence_length, batch_size=args.batch_size,
-        learning_rate=args.learning_rate, pack_sequences=args.pack_sequences, seed=args.seed,
+        learning_rate=args.learning_rate, pack_sequences=args.pack_sequences, seed=pretraining_seed(args),
         document_separator=DOCUMENT_SEPARATOR,
         overwrite=True, tensorboard=False, verbose=0 if args.quiet else 1, callbacks=[curve],
         **({} if args.pretraining_dropout is None else {"dropout": args.pretraining_dropout}),
@@ -176,7 +183,8 @@ def reused_pretraining(name, work, args):
               "objective": OBJECTIVES[name].get("objective", "bert"),
               **{k: v for k, v in OBJECTIVES[name].items() if k != "objective"},
               # `pretrain`'s default dropout, 0.1, unless --pretraining-dropout set another
-              "dropout": 0.1 if getattr(args, "pretraining_dropout", None) is None else args.pretraining_dropout}
+              "dropout": 0.1 if getattr(args, "pretraining_dropout", None) is None else args.pretraining_dropout,
+              "seed": pretraining_seed(args)}
     different = {k: (job.get(k), v) for k, v in wanted.items() if job.get(k) != v}
     if different:
         raise ValueError(f"--reuse-pretraining: {folder} was pretrained with other settings "
@@ -330,6 +338,10 @@ def main(argv=None):
     parser.add_argument("--pretraining-dropout", type=float,
                         help="the backbone's dropout while pretraining (default: pretrain's 0.1); fine-tuning keeps "
                              "finetune's 0.1 either way. Runs go to folders suffixed _dropoutX")
+    parser.add_argument("--pretraining-seed", type=int,
+                        help="seed of the pretraining runs alone (default: --seed, which also draws the development "
+                             "split and the first fine-tuning seed): a second pretraining run of the same settings, "
+                             "in folders suffixed _seedN, fine-tuned exactly as the first")
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--eval-batches", type=int, default=20)
     parser.add_argument("--finetune-learning-rate", type=float, default=5e-4)

@@ -85,10 +85,11 @@ def test_reusing_a_pretraining_run_made_with_other_settings_is_refused_naming_th
     folder.mkdir()
     (folder / "model.keras").write_text("weights")
     job = {"size": "mini", "sequence_length": 64, "batch_size": 32, "learning_rate": 1e-3, "objective": "bert",
-           "masking": "whole-word", "sentence_task": "none", "pack_sequences": False, "dropout": 0.1}
+           "masking": "whole-word", "sentence_task": "none", "pack_sequences": False, "dropout": 0.1,
+           "seed": 0}
     (folder / "config.json").write_text(json.dumps({"job": job}))
     args = argparse.Namespace(size="tiny", sequence_length=64, batch_size=32, learning_rate=1e-3,
-                              pack_sequences=False)
+                              pack_sequences=False, seed=0)
     with pytest.raises(ValueError, match=r"'size': \('mini', 'tiny'\)"):
         payoff.reused_pretraining("roberta", tmp_path, args)
     with pytest.raises(ValueError, match="no finished pretraining run"):
@@ -106,6 +107,16 @@ def test_reusing_a_pretraining_run_made_with_other_settings_is_refused_naming_th
         payoff.reused_pretraining("roberta", tmp_path, args)
     (variant / "config.json").write_text(json.dumps({"job": {**job, "dropout": 0.0}}))
     assert payoff.reused_pretraining("roberta", tmp_path, args)[0] == str(variant)
+    # A second pretraining seed is looked for in its own folder, and must have been pretrained with that seed.
+    args.pretraining_seed = 1
+    seeded = tmp_path / "pretrain_roberta_dropout0_seed1"
+    seeded.mkdir()
+    (seeded / "model.keras").write_text("weights")
+    (seeded / "config.json").write_text(json.dumps({"job": {**job, "dropout": 0.0}}))
+    with pytest.raises(ValueError, match=r"'seed': \(0, 1\)"):
+        payoff.reused_pretraining("roberta", tmp_path, args)
+    (seeded / "config.json").write_text(json.dumps({"job": {**job, "dropout": 0.0, "seed": 1}}))
+    assert payoff.reused_pretraining("roberta", tmp_path, args)[0] == str(seeded)
 
 
 def test_several_fine_tuning_seeds_report_the_mean_and_spread_at_one_chosen_rate(monkeypatch):
@@ -139,7 +150,7 @@ def test_repeated_reviews_are_written_that_many_times_and_pretrained_in_their_ow
     assert payoff.corpus_suffix(1) == "" and payoff.corpus_suffix(3) == "_reviews_x3"
     # --reuse-pretraining looks in the repeated corpus's folder, not the plain corpus's.
     args = argparse.Namespace(size="tiny", sequence_length=64, batch_size=32, learning_rate=1e-3,
-                              pack_sequences=False, review_repeats=3)
+                              pack_sequences=False, review_repeats=3, seed=0)
     with pytest.raises(ValueError, match="pretrain_roberta_reviews_x3 holds no finished pretraining run"):
         payoff.reused_pretraining("roberta", tmp_path, args)
 
