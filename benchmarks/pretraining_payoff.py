@@ -23,7 +23,10 @@ once per seed at that rate and reports the mean and standard deviation; `--reuse
 `--reuse-finetuning` take finished runs in `--work` with the same settings instead of running them again.
 `--finetune-pooling mean` puts every model's classifier head (random initialisation's too) on the mean of
 the token vectors instead of BERT's pooled [CLS] vector (`keras-bert finetune --pooling`); its fine-tuning
-folders end in `_mean`.
+folders end in `_mean`. Variants of one pretraining setting, each beside the plain runs in one `--work` (same
+vocabulary, splits and random-initialisation arm), in folders suffixed by what differs: `--review-repeats N`
+(the review sentences written N times into the corpus: `_reviews_xN`), `--pretraining-dropout X`
+(`_dropoutX`), `--pretraining-seed S` (a second pretraining run of the same settings: `_seedS`).
 
 Writes the table (stdout, and JSON with `--report`) and one learning-curve PNG per run
 (held-out masked-token accuracy, and the sentence task's, against wall minutes) under
