@@ -160,3 +160,22 @@ def test_a_review_repeat_count_that_is_not_a_positive_int_is_refused_naming_it(t
     with pytest.raises(ValueError, match=f"review_repeats must be a positive int. Received: {bad!r}"):
         payoff.prepare_corpus(tmp_path, [("a film", 1)], review_repeats=bad)
     assert not (tmp_path / "corpus").exists()  # refused before anything is written
+
+
+def test_a_pretraining_variant_is_pretrained_with_its_seed_and_dropout_into_its_own_folder(tmp_path, monkeypatch):
+    from keras_bert.jobs import pretrain_budget
+
+    calls = []
+    monkeypatch.setattr(pretrain_budget, "pretrain_within_budget",
+                        lambda files, vocab, out, minutes, **options: calls.append((out, options)) or {})
+    args = argparse.Namespace(budget_minutes=20.0, eval_batches=20, size="tiny", sequence_length=64, batch_size=32,
+                              learning_rate=2e-3, pack_sequences=False, seed=0, quiet=True, review_repeats=1,
+                              pretraining_dropout=0.0, pretraining_seed=1)
+    folder, _, _ = payoff.pretrain_run("roberta", ["corpus.txt"], ["heldout.txt"], "vocab.txt", tmp_path, args)
+    (out, options), = calls
+    assert out == folder == str(tmp_path / "pretrain_roberta_dropout0_seed1")
+    assert options["seed"] == 1 and options["dropout"] == 0.0 and options["sentence_task"] == "none"
+    args.pretraining_dropout = args.pretraining_seed = None  # the plain run: --seed, and pretrain's own dropout
+    folder, _, _ = payoff.pretrain_run("roberta", ["corpus.txt"], ["heldout.txt"], "vocab.txt", tmp_path, args)
+    assert folder == str(tmp_path / "pretrain_roberta")
+    assert calls[1][1]["seed"] == 0 and "dropout" not in calls[1][1]
