@@ -36,6 +36,7 @@ Not part of the test suite: each run takes its budget (minutes) on a 2-core CPU.
 """
 
 import argparse
+import inspect
 import json
 import os
 import shutil
@@ -89,9 +90,9 @@ def corpus_suffix(review_repeats):
 
 
 def pretraining_suffix(args):
-    """The suffix of the pretraining and fine-tuning folders of a run whose corpus mix or pretraining dropout
-    differs from the plain experiment's (or that is pretrained with --pretraining-seed): each variant keeps its own runs beside the plain ones in one --work
-    folder (same vocabulary, same splits, so the random-initialisation arm is shared)."""
+    """The suffix of the pretraining and fine-tuning folders of a run whose corpus mix, pretraining dropout or
+    pretraining seed differs from the plain experiment's: each variant keeps its own runs beside the plain ones
+    in one --work folder (same vocabulary, same splits, so the random-initialisation arm is shared)."""
     dropout, seed = getattr(args, "pretraining_dropout", None), getattr(args, "pretraining_seed", None)
     return (corpus_suffix(getattr(args, "review_repeats", 1)) + ("" if dropout is None else f"_dropout{dropout:g}")
             + ("" if seed is None else f"_seed{seed}"))
@@ -101,6 +102,16 @@ def pretraining_seed(args):
     """The seed of the pretraining run (weights, masks, sentence order): --pretraining-seed, else --seed."""
     seed = getattr(args, "pretraining_seed", None)
     return args.seed if seed is None else seed
+
+
+def pretraining_dropout(args):
+    """The backbone's dropout while pretraining: --pretraining-dropout, else `pretrain`'s default."""
+    dropout = getattr(args, "pretraining_dropout", None)
+    if dropout is None:
+        from keras_bert.jobs.pretrain import pretrain
+
+        dropout = inspect.signature(pretrain).parameters["dropout"].default
+    return dropout
 
 
 def prepare_corpus(work, train_rows, corpus_kind="austen+reviews", review_repeats=1):
@@ -185,8 +196,7 @@ def reused_pretraining(name, work, args):
               "learning_rate": args.learning_rate, "pack_sequences": args.pack_sequences,
               "objective": OBJECTIVES[name].get("objective", "bert"),
               **{k: v for k, v in OBJECTIVES[name].items() if k != "objective"},
-              # `pretrain`'s default dropout, 0.1, unless --pretraining-dropout set another
-              "dropout": 0.1 if getattr(args, "pretraining_dropout", None) is None else args.pretraining_dropout,
+              "dropout": pretraining_dropout(args),
               "seed": pretraining_seed(args)}
     different = {k: (job.get(k), v) for k, v in wanted.items() if job.get(k) != v}
     if different:
@@ -380,13 +390,14 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown objective(s) {unknown}; this package has {sorted(OBJECTIVES)}")
 
-    train, heldout, counts = read_split()
-    work = Path(args.work)
-    work.mkdir(parents=True, exist_ok=True)
     if args.review_repeats < 1:
         parser.error(f"--review-repeats must be at least 1; received {args.review_repeats}")
     if args.pretraining_dropout is not None and not 0 <= args.pretraining_dropout < 1:
         parser.error(f"--pretraining-dropout must be in [0, 1); received {args.pretraining_dropout}")
+
+    train, heldout, counts = read_split()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
     files, heldout_novel = prepare_corpus(work, train, args.corpus, args.review_repeats)
     split = {"train": str(work / "train.tsv"), "heldout": str(work / "heldout.tsv")}
     write_tsv(train, split["train"])
@@ -406,6 +417,7 @@ def main(argv=None):
         row.update(finetune_arm(args.size, split, dev_files, str(work / f"finetune_random{pooled}"), args, vocab=vocab))
         rows.append(row)
         print(json.dumps(row))
+    variant = pretraining_suffix(args)  # the pretraining folders' suffix, the fine-tuning folders' and the curves'
     for name in args.objectives:
         if args.reuse_pretraining:
             folder, config = reused_pretraining(name, work, args)
@@ -427,9 +439,8 @@ def main(argv=None):
             "budget": summary["budget"],
             "pretrain_minutes": summary["budget"]["job_minutes"],
             "curve": points,
-            "curve_png": plot_curve(f"{name}{pretraining_suffix(args)}", points, args.curves) if points else None,
+            "curve_png": plot_curve(f"{name}{variant}", points, args.curves) if points else None,
         }
-        variant = pretraining_suffix(args)
         row.update(finetune_arm(folder, split, dev_files, str(work / f"finetune_{name}{variant}{pooled}"), args))
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "curve"}))
