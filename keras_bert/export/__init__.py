@@ -5,6 +5,9 @@ predicts on raw strings (what `keras-bert predict` uses). `export_hub_encoder`
 writes TF Hub-style encoder + preprocessor SavedModels for further training.
 `export_onnx` / `export_litert` write the token-id graph for ONNX Runtime /
 LiteRT (with the tokenizer beside it); `ExportedModel` runs those too.
+`TracedTorchModel` runs a Keras model on the torch backend as one
+`torch.export` graph, without Keras' per-layer Python (and optionally under
+`torch.compile`).
 """
 
 from keras_bert.export.exported_model import ExportedModel
@@ -12,6 +15,7 @@ from keras_bert.export.hub_export import export_hub_encoder
 from keras_bert.export.runtime_export import export_litert, export_onnx
 from keras_bert.export.runtime_model import RuntimeModel
 from keras_bert.export.saved_model_export import export_saved_model, read_metadata
+from keras_bert.export.traced_torch_model import TracedTorchModel
 
 
 def __getattr__(name):
@@ -25,5 +29,5 @@ def __getattr__(name):
 
 __all__ = [
     "ExportedModel", "RuntimeModel", "TrainableTFSMLayer", "export_hub_encoder", "export_litert", "export_onnx",
-    "export_saved_model", "read_metadata",
+    "export_saved_model", "read_metadata", "TracedTorchModel",
 ]

@@ -23,6 +23,10 @@ goes through a slow erfc kernel.
 (`attention_dropout_fuses`), and on a JAX GPU spreads the key mask to the
 form cuDNN's fused attention accepts (`_full_query_axis_on_gpu`).
 
+`gather_positions` picks the masked positions' vectors with `torch.gather` on
+torch, where Keras' `take_along_axis` broadcasts the indices with concrete
+sizes and so pins batch and length when `torch.export` traces the model.
+
 `graph_export_form()` switches `attention` to the form that graph converters
 (tf2onnx, the LiteRT converter) translate well; see `_additive_mask_attention`.
 """
@@ -77,6 +81,25 @@ def linear(layer, x, input_rank=1):
     # `matrix.t()` is a view: addmm reads the transposed strides, no copy.
     y = torch.nn.functional.linear(x.reshape(*lead, in_size), matrix.t(), bias)
     return y.reshape(*lead, *out_shape)
+
+
+def gather_positions(sequence_output, positions):
+    """`sequence_output[b, positions[b, p], :]`.
+
+    sequence_output: `(batch, seq, hidden)`; positions: int `(batch, preds)`; returns `(batch, preds, hidden)`.
+
+    Negative positions count from the end, as `ops.take_along_axis` counts them.
+    """
+    positions = ops.cast(positions, "int32")
+    if keras.backend.backend() != "torch":
+        return ops.take_along_axis(sequence_output, positions[:, :, None], axis=1)
+    import torch  # only here: the torch backend is the one place this module runs torch ops
+
+    x = ops.convert_to_tensor(sequence_output)
+    index = ops.convert_to_tensor(positions).long()
+    index = torch.where(index < 0, index + x.shape[1], index)
+    # gather reads the expanded index as a view (no copy) and has a symbolic-shape rule that export keeps.
+    return torch.gather(x, 1, index[:, :, None].expand(-1, -1, x.shape[-1]))
 
 
 def layer_norm(layer, x):

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_bert.layers._fused import gelu, layer_norm
+from keras_bert.layers._fused import gather_positions, gelu, layer_norm
 from keras_bert.layers._utils import check_positive_int, clone_initializer, get_initializer
 
 
@@ -108,8 +108,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.built = True
 
     def call(self, sequence_output, mask_positions):
-        positions = ops.cast(mask_positions, "int32")[:, :, None]  # (batch, preds, 1)
-        x = ops.take_along_axis(sequence_output, positions, axis=1)  # (batch, preds, hidden)
+        x = gather_positions(sequence_output, mask_positions)  # (batch, preds, hidden)
         x = gelu(self.transform_dense(x))
         x = layer_norm(self.transform_layer_norm, x)
         # The vocabulary projection is most of the head's cost (and a large part of a small model's train

@@ -1,8 +1,8 @@
 """BERT's pooler: a tanh dense layer on the [CLS] vector."""
 
 import keras
-from keras import ops
 
+from keras_bert.layers._fused import gather_positions
 from keras_bert.layers._utils import get_initializer
 
 
@@ -47,8 +47,7 @@ class Pooler(keras.layers.Layer):
     def call(self, sequence_output, positions=None):
         if positions is None:
             return self.dense(sequence_output[:, 0, :])  # (batch, hidden)
-        positions = ops.cast(positions, "int32")[:, :, None]  # (batch, num_positions, 1)
-        return self.dense(ops.take_along_axis(sequence_output, positions, axis=1))  # (batch, num_positions, hidden)
+        return self.dense(gather_positions(sequence_output, positions))  # (batch, num_positions, hidden)
 
     def compute_output_shape(self, sequence_output_shape, positions_shape=None):
         if positions_shape is None:

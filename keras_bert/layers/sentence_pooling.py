@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_bert.layers._fused import gather_positions
+
 # A large finite negative instead of -inf for padded positions in max pooling, so an
 # all-padded row cannot produce -inf or NaN (it is set to zeros afterwards).
 _MASKED_VALUE = -1e9
@@ -55,8 +57,8 @@ class SentencePooling(keras.layers.Layer):
         mask = ops.cast(padding_mask, "float32")[:, :, None]  # (batch, seq, 1)
         if self.mode == "cls":
             # The first real token: position 0 with right padding, as sentence-transformers picks it.
-            first = ops.argmax(ops.cast(padding_mask, "int32"), axis=1)[:, None, None]  # (batch, 1, 1)
-            pooled = ops.take_along_axis(x, ops.cast(first, "int32"), axis=1)[:, 0, :]
+            first = ops.argmax(ops.cast(padding_mask, "int32"), axis=1)[:, None]  # (batch, 1)
+            pooled = gather_positions(x, first)[:, 0, :]
         elif self.mode == "max":
             pooled = ops.max(ops.where(mask > 0, x, _MASKED_VALUE), axis=1)  # (batch, hidden)
             pooled = ops.where(ops.sum(mask, axis=1) > 0, pooled, 0.0)

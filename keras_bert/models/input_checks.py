@@ -31,8 +31,10 @@ def _concrete(value):
     if backend == "torch":
         import torch  # defers torch: imported only when it is the backend
 
-        # Keras infers a model's output shapes on torch by running it on "meta" tensors, which hold no values.
-        if isinstance(value, torch.Tensor) and not value.is_meta:
+        # Keras infers a model's output shapes on torch by running it on "meta" tensors, which hold no values;
+        # torch.export and torch.compile trace with tensor subclasses (fake / functional tensors), which hold none
+        # either, so only a plain tensor counts as concrete.
+        if type(value) is torch.Tensor and not value.is_meta and not torch.compiler.is_compiling():
             return value.detach().cpu().numpy()
     elif backend == "jax":
         import jax  # defers JAX: imported only when it is the backend
