@@ -20,6 +20,7 @@ the same rounds as ours (`common.time_interleaved`):
 """
 
 import contextlib
+import copy
 import os
 import tempfile
 
@@ -174,8 +175,6 @@ def forward(quick=False, shapes=None):
     """Backbone forward at fixed shapes, fp32 / bf16 / fp16: ours, keras-hub and HF, same rounds.
 
     `shapes`: [(batch, length), ...] at `base` instead of the default (64x128 and 16x512)."""
-    import copy
-
     import keras
     import keras_hub
     import torch
@@ -369,16 +368,21 @@ def train(quick=False):
 
 
 def compiled_forward(quick=False):
-    """bf16 forward of HF's `BertModel` under `torch.compile` (default mode), HF's fastest GPU setting, beside the
-    eager calls of HF and of our backbone, same rounds (torch process only).
+    """bf16 forward without eager Python, same rounds (torch process only): HF's `BertModel` under `torch.compile`
+    (default mode, and "reduce-overhead", which replays CUDA graphs), and our backbone traced by
+    `TracedTorchModel` (torch.export: the Keras layers' Python runs once), alone and under the same two
+    `torch.compile` modes, beside the eager calls of both; fp32 rows: ours eager and traced, beside HF eager fp32.
 
-    Our backbone is not compiled here: under `torch.compile` its Keras layers recompile on Keras'
-    `__setattr__` hook until dynamo's recompile limit (seen on CPU: 94 s to compile the tiny model), so
-    the Keras torch path stays eager, as `jit_compile="auto"` keeps it.
+    `torch.compile` of the Keras model itself is not timed: its Keras layers recompile on Keras' `__setattr__`
+    hook until dynamo's recompile limit (seen on CPU: 94 s to compile the tiny model); tracing first avoids that.
+    Each record keeps `first_call_s`: tracing plus the first call (compilation), what a user waits once.
     """
+    import time
+
     import torch
 
     from keras_bert import BertBackbone
+    from keras_bert.export.traced_torch_model import TracedTorchModel
 
     if backend_name() != "torch":
         return []
@@ -387,16 +391,58 @@ def compiled_forward(quick=False):
     batch, seq = shapes[0]
     with tempfile.TemporaryDirectory() as folder:
         hf_fp32 = hf_bert_model(size, folder)
-        ours = with_dtype(BertBackbone.from_pretrained(folder), "bfloat16")
-    hf = hf_fp32.to(torch_device()).to(torch.bfloat16)
+        ours_fp32 = BertBackbone.from_pretrained(folder)
+    ours = with_dtype(ours_fp32, "bfloat16")
+    hf_fp32 = hf_fp32.to(torch_device())
+    hf = copy.deepcopy(hf_fp32).to(torch.bfloat16)
     x = token_inputs(batch, seq)
     log(f"  compiled forward torch {size} {batch}x{seq} bf16")
     fns = {("keras_bert", "eager"): keras_forward_call(ours, x), ("hf_transformers", "eager"): hf_forward_call(hf, x),
-           ("hf_transformers", "torch.compile"): hf_forward_call(torch.compile(hf), x)}
+           ("keras_bert", "fp32 eager"): keras_forward_call(ours_fp32, x),
+           ("keras_bert", "fp32 traced"): traced_forward_call(TracedTorchModel(ours_fp32), x),
+           ("hf_transformers", "fp32 eager"): hf_forward_call(hf_fp32, x)}
+    first_call, outputs = {}, {}
+    for mode in (None, "default", "reduce-overhead"):
+        start = time.perf_counter()
+        call = traced_forward_call(TracedTorchModel(ours, compile_mode=mode), x)
+        outputs[mode] = to_numpy(call())
+        name = "traced" + ("" if mode is None else f" torch.compile {mode}")
+        first_call[("keras_bert", name)] = time.perf_counter() - start
+        fns[("keras_bert", name)] = call
+        log(f"    keras_bert {name}: first call {first_call[('keras_bert', name)]:.1f} s")
+    for mode in ("default", "reduce-overhead"):
+        start = time.perf_counter()
+        call = hf_forward_call(torch.compile(hf, mode=mode), x)
+        call()
+        first_call[("hf_transformers", f"torch.compile {mode}")] = time.perf_counter() - start
+        fns[("hf_transformers", f"torch.compile {mode}")] = call
+    eager = to_numpy(fns[("keras_bert", "eager")]())
     seconds = time_interleaved(fns, warmup + 1, repeats, min_s)
     flops = forward_flops_per_token(size, seq)
-    return [record("forward", impl, "torch", f"{size} {batch}x{seq} bf16 {mode}", "tokens/s", batch * seq, secs, flops)
-            for (impl, mode), secs in seconds.items()]
+    out = []
+    for (impl, mode), secs in seconds.items():
+        extra = {"first_call_s": first_call[(impl, mode)]} if (impl, mode) in first_call else {}
+        if impl == "keras_bert" and mode.startswith("traced"):
+            compiled = mode.split("torch.compile ")[1] if "torch.compile" in mode else None
+            extra["max_abs_diff_vs_our_eager"] = float(np.abs(outputs[compiled] - eager).max())
+        precision = "fp32" if mode.startswith("fp32") else "bf16"
+        config = f"{size} {batch}x{seq} {precision} {mode.removeprefix('fp32 ')}"
+        out.append(record("forward", impl, "torch", config, "tokens/s", batch * seq, secs, flops, **extra))
+    return out
+
+
+def traced_forward_call(traced, x):
+    """A call running a `TracedTorchModel` on the token-id dict `x` (its input checks included), on the device."""
+    import keras
+
+    inputs = {k: keras.ops.convert_to_tensor(v) for k, v in x.items()}
+
+    def call():
+        out = traced(inputs)["sequence_output"]
+        synchronize()
+        return out
+
+    return call
 
 
 CASES = {"forward": forward, "train": train, "compiled": compiled_forward}
