@@ -121,3 +121,20 @@ def test_help_says_what_a_blank_line_gives(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "one JSON line per input line" in text and '{"input": "", "error": "..."}' in text
     assert "overlapping windows" in text
+
+
+@pytest.mark.only_backend("torch", reason="--traced runs torch.export, a torch-backend feature")
+def test_traced_predictions_equal_the_keras_models(capsys, keras_file):
+    texts = ["good film", LONG, "terrible dull plot"]
+    code, plain, _ = predict(capsys, *keras_args(keras_file), *texts)
+    code_traced, traced, _ = predict(capsys, *keras_args(keras_file), "--traced", *texts)
+    assert code == code_traced == 0
+    assert [r["label"] for r in traced] == [r["label"] for r in plain]
+    assert [r["score"] for r in traced] == pytest.approx([r["score"] for r in plain], abs=1e-6)
+
+
+@pytest.mark.not_backend("torch", reason="checks the refusal every backend but torch gives")
+def test_traced_elsewhere_names_the_backend_to_use(capsys, keras_file):
+    code = main(["predict", *map(str, keras_args(keras_file)), "--traced", "good film"])
+    assert code != 0
+    assert "KERAS_BACKEND=torch" in capsys.readouterr().err
