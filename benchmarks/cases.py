@@ -145,6 +145,8 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
             else:
                 ours[dtype] = model
         fns = {("keras_bert", dtype): (lambda m=m: m.predict_on_batch(x)) for dtype, m in ours.items()}
+        traced = traced_models(ours)
+        fns.update({("keras_bert_traced", dtype): (lambda m=m: m.predict_on_batch(x)) for dtype, m in traced.items()})
         if peers:
             fns[("keras_hub", "fp32")] = _keras_hub_forward_call(size, x)
             for dtype, call in _hf_forward_calls(size, x, ("fp32", "bf16")).items():
@@ -165,9 +167,10 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
                                   matmul_flops, measured_with=f"forward {config}"))
                 continue
             extra = {}
-            if impl == "keras_bert":
+            if impl in ("keras_bert", "keras_bert_traced"):
+                model_of = ours if impl == "keras_bert" else traced
                 extra["relative_error_vs_fp32"] = _relative_error(
-                    ours[dtype].predict_on_batch(x)["sequence_output"], reference)
+                    model_of[dtype].predict_on_batch(x)["sequence_output"], reference)
             elif impl.endswith("onnxruntime"):  # against the fp32 model it was exported from
                 extra["relative_error_vs_fp32"] = _relative_error(
                     fns[(impl, dtype)](), reference if impl == "keras_bert_onnxruntime" else hf_reference)
@@ -177,8 +180,18 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
                               **extra))
         if workdir:
             workdir.cleanup()
-        del model, ours, fns
+        del model, ours, traced, fns
     return out
+
+
+def traced_models(models):
+    """On torch: `TracedTorchModel` of each fp32 / bf16 model in `{dtype: model}` (Keras' int8 layers are left
+    out: their quantize-on-the-fly ops are what makes int8 slow there, tracing does not change them)."""
+    if backend_name() != "torch":
+        return {}
+    from keras_bert.export import TracedTorchModel
+
+    return {dtype: TracedTorchModel(m) for dtype, m in models.items() if dtype in ("fp32", "bf16")}
 
 
 def _keras_hub_forward_call(size, x):
@@ -379,6 +392,8 @@ def end_to_end(quick=False, dtypes=None, peers=True, onnx=None, folder=None):
             models[("keras_bert", dtype)] = quiet_quantize(with_dtype(fp32_model, "float32"), "int8")
         else:
             models[("keras_bert", dtype)] = fp32_model
+    keras_models = {key[1]: m for key, m in models.items()}
+    models.update({("keras_bert_traced", dtype): m for dtype, m in traced_models(keras_models).items()})
     workdir = tempfile.TemporaryDirectory(prefix="keras-bert-bench-e2e-") if onnx else None
     if onnx:
         log(f"  end-to-end {backend}: exporting ours to ONNX (fp32, int8)")
@@ -417,7 +432,7 @@ def end_to_end(quick=False, dtypes=None, peers=True, onnx=None, folder=None):
     fns = {key: (lambda p=predict: p(timed)) for key, predict in predictors.items()}
     seconds = time_interleaved(fns, warmup, repeats, budget_seconds=None if quick else 2 * BUDGET)
     out = []
-    runs_on = {"keras_bert": backend, "hf_transformers": "torch"}
+    runs_on = {"keras_bert": backend, "keras_bert_traced": backend, "hf_transformers": "torch"}
     for (impl, dtype), secs in seconds.items():
         accuracy = float(np.mean(predictors[(impl, dtype)](texts) == labels))
         out.append(record("end_to_end", impl, runs_on.get(impl, "onnxruntime"),
