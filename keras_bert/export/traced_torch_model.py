@@ -13,8 +13,9 @@ took 29 ms in bf16 against 7.7 ms for Hugging Face's eager `BertModel`
 itself recompiles on Keras' attribute hooks until dynamo gives up.
 `torch.export` in non-strict mode runs that Python once, on fake tensors,
 and keeps only the torch ops it issued; this class removes the ops that do
-nothing at run time (dtype asserts, casts to the dtype a tensor already has)
-and calls the graph directly. The graph holds the model's own parameters,
+nothing at run time (metadata asserts, casts to the dtype a tensor already
+has, reshapes to the shape it has) and calls the graph directly. The
+export's own shape asserts go too: the input checks below cover them. The graph holds the model's own parameters,
 not copies: changing the Keras model's weights afterwards changes what the
 graph computes (tested without `compile_mode`; with one, trace again).
 
@@ -48,8 +49,8 @@ class TracedTorchModel:
             choices axis for multiple choice.
         compile_mode: None (default): run the exported graph as it is; or a
             `torch.compile` mode ("default", "reduce-overhead", ...). The first
-            call at each new shape compiles (seconds to a minute);
-            `compile_seconds` reports what tracing and the first call took.
+            call at each new shape compiles (on an H100, base 64x128: 16-22 s
+            for tracing plus the first call, against 5-6 s traced alone).
 
     Raises:
         RuntimeError: the Keras backend is not torch.
