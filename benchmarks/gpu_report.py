@@ -196,6 +196,11 @@ def compiled_section(saved):
     return lines
 
 
+def load_compiled_gpu_results(path=RESULTS_GPU_COMPILED):
+    """The torch `compiled` case's own JSON (`--cases compiled --out benchmarks/RESULTS_GPU_compiled.json`), or None."""
+    return load_gpu_results(path)
+
+
 def load_gpu_results(path=RESULTS_GPU):
     if not os.path.exists(path):
         return None

@@ -2,7 +2,7 @@
 
 import os
 
-from benchmarks.gpu_report import RESULTS_GPU_COMPILED, compiled_section, gpu_section, load_gpu_results
+from benchmarks.gpu_report import compiled_section, gpu_section, load_compiled_gpu_results, load_gpu_results
 from benchmarks.tables import find as _find
 from benchmarks.tables import fmt as _fmt
 from benchmarks.tables import peer as _peer
@@ -298,7 +298,7 @@ def write_report(path, run, records, errors):
     gpu = None if run["quick"] else load_gpu_results()
     if gpu:  # measured on another machine by `make bench-gpu`; kept through every CPU re-run
         lines.extend(gpu_section(gpu))
-    compiled = None if run["quick"] else load_gpu_results(RESULTS_GPU_COMPILED)
+    compiled = None if run["quick"] else load_compiled_gpu_results()
     if compiled:
         lines.extend(compiled_section(compiled))
     if not run["quick"] and os.path.exists(ANALYSIS):

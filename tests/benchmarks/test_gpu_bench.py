@@ -97,8 +97,20 @@ def test_gpu_section_compares_within_one_process_and_reaches_results_md(tmp_path
     assert "1.0e-01" in text and "600 TF/s" in text  # max |diff| vs HF fp32; the matmul probe
 
     monkeypatch.setattr("benchmarks.report.load_gpu_results", lambda: saved)
+    compiled = {**saved, "environments": {"torch": {"device": "Fake H100", "torch": "2"}}, "records": [
+        _record("torch", "keras_bert", "base 64x128 bf16 eager", 100.0),
+        _record("torch", "keras_bert", "base 64x128 bf16 traced torch.compile reduce-overhead", 450.0,
+                first_call_s=15.0, max_abs_diff_vs_our_eager=0.125),
+        _record("torch", "hf_transformers", "base 64x128 bf16 eager", 300.0),
+        _record("torch", "hf_transformers", "base 64x128 bf16 torch.compile reduce-overhead", 600.0, first_call_s=9.0),
+    ]}
+    monkeypatch.setattr("benchmarks.report.load_compiled_gpu_results", lambda: compiled)
     run = {"date": "today", "quick": False, "wall_seconds": 1, "job_seconds": {}, "loadavg_start": "0",
            "loadavg_end": "0", "machine": {"cpus": 2, "platform": "p", "python": "3"}, "versions": {},
            "command": "test"}
     write_report(str(tmp_path / "RESULTS.md"), run, [], [])
-    assert "## GPU: Fake GPU" in (tmp_path / "RESULTS.md").read_text()
+    written = (tmp_path / "RESULTS.md").read_text()
+    assert "## GPU: Fake GPU" in written
+    assert "## GPU: Fake H100, torch without eager Python" in written
+    # ours compiled 450: vs HF eager 300, vs HF's fastest 600, vs our eager 100; first call; diff vs our eager
+    assert "| 1.50× | 0.75× | 4.50× | 15.0 | 1.2e-01 |" in written
