@@ -177,3 +177,14 @@ def test_report_goals_against_the_peers_fastest_configuration(tmp_path):
     assert "| 2.00× |" in fastest and "keras_bert_onnxruntime int8 vs hf_onnxruntime int8" in fastest  # 300 / 150
     assert "| 0.75× |" in goals["forward: every backend's fastest Keras precision vs HF bf16 (worst case)"]  # 1500 / 2000
     assert "| 1.25× |" in goals["MLM training step vs keras-hub BertMaskedLM, same backend (worst case)"]
+
+
+@pytest.mark.only_backend("torch", reason="the TracedTorchModel rows belong to the torch process")
+def test_end_to_end_on_torch_times_the_traced_model_with_the_same_accuracy(tmp_path):
+    records = cases.end_to_end(quick=True, dtypes=("fp32",), peers=False,
+                               folder=str(_tiny_classifier_folder(tmp_path / "run")))
+    rows = {(r["impl"], r["config"].rsplit(" ", 1)[1]): r for r in records}
+    assert set(rows) == {("keras_bert", "fp32"), ("keras_bert_traced", "fp32")}
+    for r in records:
+        check_record(r)
+    assert rows[("keras_bert_traced", "fp32")]["extra"]["accuracy"] == rows[("keras_bert", "fp32")]["extra"]["accuracy"]
