@@ -189,7 +189,8 @@ def traced_models(models):
     out: their quantize-on-the-fly ops are what makes int8 slow there, tracing does not change them)."""
     if backend_name() != "torch":
         return {}
-    from keras_bert.export import TracedTorchModel
+    from keras_bert.export import TracedTorchModel  # only in the torch process
+
 
     return {dtype: TracedTorchModel(m) for dtype, m in models.items() if dtype in ("fp32", "bf16")}
 

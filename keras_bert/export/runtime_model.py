@@ -123,13 +123,19 @@ class RuntimeModel:
 
     def predict(self, inputs, batch_size=32, verbose=0):
         """`predict_on_batch` over batches of `batch_size` rows, concatenated (`verbose` is ignored)."""
-        total = len(np.asarray(inputs["token_ids"]))
-        parts = [
-            self.predict_on_batch({k: np.asarray(v)[start : start + batch_size] for k, v in inputs.items()})
-            for start in range(0, total, batch_size)
-        ]
-        if not parts:
-            raise ValueError("no rows to predict")
-        if isinstance(parts[0], dict):
-            return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-        return np.concatenate(parts)
+        return predict_in_batches(self.predict_on_batch, {k: np.asarray(v) for k, v in inputs.items()}, batch_size)
+
+
+def predict_in_batches(predict_on_batch, inputs, batch_size):
+    """`predict_on_batch` over slices of `batch_size` rows of the dict `inputs`; the outputs (one array or a dict
+    of them, numpy) concatenated along the batch axis."""
+    total = len(inputs["token_ids"])
+    parts = [
+        predict_on_batch({k: v[start : start + batch_size] for k, v in inputs.items()})
+        for start in range(0, total, batch_size)
+    ]
+    if not parts:
+        raise ValueError("no rows to predict")
+    if isinstance(parts[0], dict):
+        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return np.concatenate(parts)

@@ -28,6 +28,7 @@ import numpy as np
 
 import keras
 
+from keras_bert.export.runtime_model import predict_in_batches
 from keras_bert.models.input_checks import check_inputs
 
 # torch.compile modes worth naming; None = the exported graph alone (no compile time).
@@ -194,17 +195,12 @@ class TracedTorchModel:
             inputs = self.model.drop_unused_features(inputs)
         choices = any(rank == 3 for rank in self.input_ranks.values())
         check_inputs(inputs, self.input_limits, names=tuple(self.input_ranks), where=self.model.name, choices=choices)
+        # check_inputs has checked the names, ranks, dtypes and ranges: what is left is placing them.
         device = self._device()
-        feed = {}
-        for name, value in inputs.items():
-            value = value if torch.is_tensor(value) else np.asarray(value)
-            if len(value.shape) != self.input_ranks[name]:
-                raise ValueError(
-                    f"{self.model.name}: `{name}` must have rank {self.input_ranks[name]}; "
-                    f"received shape {tuple(value.shape)}"
-                )
-            feed[name] = torch.as_tensor(value, device=device).to(torch.int32)
-        return feed
+        return {
+            name: torch.as_tensor(value if torch.is_tensor(value) else np.asarray(value), device=device).to(torch.int32)
+            for name, value in inputs.items()
+        }
 
     def predict_on_batch(self, inputs):
         """The outputs as numpy arrays, structured as `keras.Model.predict_on_batch` returns them."""
@@ -217,14 +213,7 @@ class TracedTorchModel:
 
     def predict(self, inputs, batch_size=32, verbose=0):
         """`predict_on_batch` over batches of `batch_size` rows, concatenated (`verbose` is ignored)."""
-        total = len(inputs["token_ids"])
-        parts = [
-            self.predict_on_batch({k: v[start : start + batch_size] for k, v in inputs.items()})
-            for start in range(0, total, batch_size)
-        ]
-        if not parts:
-            raise ValueError("no rows to predict")
-        return keras.tree.map_structure(lambda *arrays: np.concatenate(arrays), *parts)
+        return predict_in_batches(self.predict_on_batch, inputs, batch_size)
 
 
 def _is_identity_reshape(node):
