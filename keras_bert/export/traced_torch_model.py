@@ -50,7 +50,7 @@ class TracedTorchModel:
             choices axis for multiple choice.
         compile_mode: None (default): run the exported graph as it is; or a
             `torch.compile` mode ("default", "reduce-overhead", ...). The first
-            call at each new shape compiles (on an H100, base 64x128: 16-22 s
+            call at each new shape compiles (on an H100, base 64x128: 13-22 s
             for tracing plus the first call, against 5-6 s traced alone).
 
     Raises:
