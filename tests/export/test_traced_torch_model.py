@@ -50,14 +50,16 @@ def test_graph_holds_no_no_op_casts_asserts_or_reshapes():
 
 
 @ON_TORCH_ONLY
-def test_task_models_with_masked_positions_and_choices():
-    from keras_bert import BertClassifier, BertMaskedLM, BertMultipleChoice
+def test_every_task_model_with_masked_positions_and_choices():
+    from keras_bert import (BertClassifier, BertMaskedLM, BertMultipleChoice, BertQuestionAnswerer, BertTextEmbedder,
+                            BertTokenClassifier)
 
     keras.utils.set_random_seed(1)
     backbone = tiny_backbone()
     x = inputs(4, 12)
-    classifier = BertClassifier(backbone, num_classes=3)
-    assert_same_outputs(TracedTorchModel(classifier), classifier, x)
+    for task in (BertClassifier(backbone, num_classes=3), BertTokenClassifier(backbone, num_classes=3),
+                 BertQuestionAnswerer(backbone), BertTextEmbedder(backbone)):
+        assert_same_outputs(TracedTorchModel(task), task, x)
     masked_lm = BertMaskedLM(backbone)
     traced_lm = TracedTorchModel(masked_lm)
     positions = np.array([[1, 3, 5], [2, 4, 6], [0, 1, 2], [7, 8, 9]], "int32")
