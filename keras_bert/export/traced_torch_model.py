@@ -154,7 +154,8 @@ class TracedTorchModel:
 
     @staticmethod
     def _without_no_ops(graph_module):
-        """`graph_module` without its metadata asserts and its casts of a tensor to the dtype and device it has."""
+        """`graph_module` without its metadata asserts, its casts of a tensor to the dtype and device it has,
+        and its reshapes of a tensor to the shape it has."""
         graph = graph_module.graph
         for node in list(graph.nodes):
             if node.op != "call_function":
