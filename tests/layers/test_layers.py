@@ -183,7 +183,7 @@ def test_half_precision_layer_norm_matches_the_layers_own_call(policy):
 
 
 def test_exact_gelu_matches_keras_and_the_normal_cdf_and_its_gradient():
-    # keras_bert.layers._fused.gelu writes the exact GELU with erf on TensorFlow (TF's erfc kernel is slow);
+    # keras_bert.layers._fused.gelu writes the exact GELU with erf on TensorFlow and JAX (their erfc is slow);
     # on every backend it must be x * Phi(x), as Keras' exact GELU, and differentiate as it does.
     import math
 
