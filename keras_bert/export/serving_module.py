@@ -25,6 +25,7 @@ import math
 
 import tensorflow as tf
 
+from keras_bert._untracked import untracked
 from keras_bert.export import task_outputs
 from keras_bert.preprocessing.input_packer import BertInputPacker
 
@@ -90,9 +91,10 @@ class BertServingModule(tf.Module):
         null_score_diff_threshold=0.0,
     ):
         super().__init__(name="keras_bert_serving")
-        self.model = model
-        # Listing the variables makes them reachable from the module whatever
-        # Keras' trackable children look like (what keras.export does too).
+        # The Keras model is held untracked: the save would trace its default signature and write it into
+        # the file, where nothing reads it (keras_bert/_untracked.py). Its variables are listed instead, which
+        # also makes them reachable whatever Keras' trackable children look like (what keras.export does too).
+        self._keras = untracked(model=model)
         self.model_variables = list(model.variables)
         self.tokenizer = tokenizer
         self.vocab_asset = tf.saved_model.Asset(vocab_file)
@@ -172,7 +174,7 @@ class BertServingModule(tf.Module):
 
     # --------------------------------------------------------------- helpers
     def _call_model(self, inputs):
-        outputs = self.model(inputs, training=False)
+        outputs = self._keras.model(inputs, training=False)
         if self._task == "backbone":
             return {k: tf.cast(outputs[k], tf.float32) for k in ("sequence_output", "pooled_output")}
         if isinstance(outputs, dict):

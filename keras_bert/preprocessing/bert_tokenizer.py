@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_bert._untracked import untracked
 from keras_bert._utf8 import read_utf8
 from keras_bert.converters.checkpoint import resolve_location
 from keras_bert.converters.tokenizer_files import find_vocabulary, read_do_lower_case
@@ -199,13 +200,12 @@ class BertTokenizer(tf.Module):
         self._special_pattern = "|".join(
             t.replace("[", r"\[").replace("]", r"\]") for t in SPECIAL_TOKENS
         )
-        # One graph per method: eager calls then cost one dispatch, not ~20.
+        # One graph per method: eager calls then cost one dispatch, not ~20. Untracked: a SavedModel
+        # holding the tokenizer needs not these graphs again (see keras_bert/_untracked.py).
         spec = [tf.TensorSpec([None], tf.string)]
-        self._words_fn = tf.function(
-            self._tokenize_words_1d, input_signature=spec, autograph=False
-        )
-        self._offsets_fn = tf.function(
-            self._tokenize_with_offsets_1d, input_signature=spec, autograph=False
+        self._graphs = untracked(
+            words=tf.function(self._tokenize_words_1d, input_signature=spec, autograph=False),
+            offsets=tf.function(self._tokenize_with_offsets_1d, input_signature=spec, autograph=False),
         )
 
     # ------------------------------------------------------------------ config
@@ -338,7 +338,7 @@ class BertTokenizer(tf.Module):
             (words, then their wordpieces), or `(None, None)` for a scalar.
         """
         text, scalar = self._as_batch(strings)
-        words = self._words_fn(text)
+        words = self._graphs.words(text)
         return words[0] if scalar else words
 
     @_no_autograph
@@ -364,7 +364,7 @@ class BertTokenizer(tf.Module):
         if unit not in ("char", "byte"):
             raise ValueError(f'`unit` must be "char" or "byte"; received {unit!r}')
         text, scalar = self._as_batch(strings)
-        ids, byte_starts, byte_ends, char_starts, char_ends = self._offsets_fn(text)
+        ids, byte_starts, byte_ends, char_starts, char_ends = self._graphs.offsets(text)
         outputs = (ids, char_starts, char_ends) if unit == "char" else (ids, byte_starts, byte_ends)
         if scalar:
             outputs = tuple(x[0] for x in outputs)

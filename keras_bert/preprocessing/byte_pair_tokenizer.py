@@ -7,6 +7,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_bert._untracked import untracked
 from keras_bert.converters.tokenizer_files import find_tokenizer_files
 from keras_bert.preprocessing import _special_tokens
 
@@ -150,7 +151,8 @@ class BytePairTokenizer(tf.Module):
         self._vocabulary_tensor = tf.constant([self._id_to_token.get(i, "") for i in range(size)])
         self._specials = _special_tokens.SpecialTokenSplitter({t: vocabulary[t] for t in SPECIAL_TOKENS.values()})
         spec = [tf.TensorSpec([None], tf.string)]
-        self._tokenize_fn = tf.function(self._tokenize_1d, input_signature=spec, autograph=False)
+        # Untracked: a SavedModel holding the tokenizer needs not this graph again (see keras_bert/_untracked.py).
+        self._graphs = untracked(tokenize=tf.function(self._tokenize_1d, input_signature=spec, autograph=False))
 
     # ------------------------------------------------------------------ config
     @classmethod
@@ -219,7 +221,7 @@ class BytePairTokenizer(tf.Module):
             `(batch_size, None)`. No `<s>`/`</s>` are added.
         """
         text, scalar = _special_tokens.as_batch(strings)
-        ids = self._tokenize_fn(text)
+        ids = self._graphs.tokenize(text)
         return ids[0] if scalar else ids
 
     @_no_autograph

@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_bert._untracked import untracked
 from keras_bert.converters.tokenizer_files import find_tokenizer_files
 from keras_bert.preprocessing import _bert_text, _special_tokens
 
@@ -161,7 +162,8 @@ class SentencePieceTokenizer(tf.Module):
             {t: self._token_to_id[t] for t in SPECIAL_TOKENS.values()}
         )
         spec = [tf.TensorSpec([None], tf.string)]
-        self._tokenize_fn = tf.function(self._tokenize_1d, input_signature=spec, autograph=False)
+        # Untracked: a SavedModel holding the tokenizer needs not this graph again (see keras_bert/_untracked.py).
+        self._graphs = untracked(tokenize=tf.function(self._tokenize_1d, input_signature=spec, autograph=False))
 
     # ------------------------------------------------------------------ config
     @classmethod
@@ -247,7 +249,7 @@ class SentencePieceTokenizer(tf.Module):
             `(batch_size, None)`. No `[CLS]`/`[SEP]` are added.
         """
         text, scalar = _special_tokens.as_batch(strings)
-        ids = self._tokenize_fn(text)
+        ids = self._graphs.tokenize(text)
         return ids[0] if scalar else ids
 
     @_no_autograph
