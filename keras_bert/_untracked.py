@@ -9,10 +9,11 @@ own function library:
 - The Keras model itself. Keras gives every `Model` on TensorFlow a
   `_default_save_signature` property, a fresh `tf.function` that the save
   traces, once per model and nested model, and writes into the file.
-For a tiny classifier's export, the tokenizer's functions took 3.1 s and the
-models' default signatures 2.6 s, of 9.4 s in all. Held in a plain object,
-neither is walked. The model's variables are still saved: the serving
-module lists them itself.
+For a tiny classifier's SavedModel export, the tokenizer's functions took
+3.1 s and the models' default signatures 2.6 s, of 9.4 s in all (3.2 s
+without them). The TF Hub encoder export of a tiny backbone went from 10.7 s
+to 8.5 s. Held in a plain object, neither is walked. The models' variables
+are still saved: the serving and hub modules list them themselves.
 """
 
 import types

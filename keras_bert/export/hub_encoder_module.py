@@ -32,6 +32,8 @@ then TensorFlow variables, and is written by `tf.saved_model.save`
 import keras
 import tensorflow as tf
 
+from keras_bert._untracked import untracked
+
 # TF Hub's input names, and the backbone inputs they feed.
 HUB_INPUTS = {"input_word_ids": "token_ids", "input_mask": "padding_mask", "input_type_ids": "segment_ids"}
 
@@ -57,8 +59,9 @@ class HubEncoderModule(tf.train.Checkpoint):
                 "A backbone with packed_inputs=True takes sequence_ids and position_ids, which TF Hub's encoder "
                 "API does not have; rebuild it unpacked: BertBackbone.from_pretrained(path, packed_inputs=False)."
             )
-        self.backbone = backbone
-        self.encoder = _encoder_model(backbone)
+        # The Keras models are held untracked: the save would trace each one's default signature and write it
+        # into the file, where nothing reads it (keras_bert/_untracked.py). The variables are listed below.
+        self._keras = untracked(backbone=backbone, encoder=_encoder_model(backbone))
         self.variables = list(backbone.variables)
         self.trainable_variables = list(backbone.trainable_variables)
         self.regularization_losses = []
@@ -102,7 +105,7 @@ class HubEncoderModule(tf.train.Checkpoint):
         features = {HUB_INPUTS[name]: tf.cast(inputs[name], tf.int32) for name in HUB_INPUTS}
         with tf.control_dependencies(self._input_checks(features)):
             features = {name: tf.identity(value) for name, value in features.items()}
-        outputs = self.encoder(features, training=training)
+        outputs = self._keras.encoder(features, training=training)
         pooled = tf.cast(outputs["pooled_output"], tf.float32)
         return {
             "pooled_output": pooled,

@@ -109,3 +109,22 @@ def ids_call(directory, inputs, dtypes=None):
         "inputs": {k: np.asarray(v).tolist() for k, v in inputs.items()},
         "dtypes": dtypes or {k: "int32" for k in inputs},
     }
+
+
+def saved_functions(directory):
+    """Object-graph paths of the `tf.function`s a SavedModel holds (`root.tokenize`, ...), read from saved_model.pb."""
+    # tensorflow is imported here, not at the top: the helpers run on every backend, only this reads the proto
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    saved.ParseFromString((directory / "saved_model.pb").read_bytes())
+    graph = saved.meta_graphs[0].object_graph_def
+    paths, queue = {0: "root"}, [0]
+    while queue:
+        node = queue.pop(0)
+        for child in graph.nodes[node].children:
+            if child.node_id not in paths:
+                paths[child.node_id] = f"{paths[node]}.{child.local_name}"
+                queue.append(child.node_id)
+    return sorted(paths[i] for i, n in enumerate(graph.nodes) if n.WhichOneof("kind") == "function")
+

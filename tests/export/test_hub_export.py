@@ -17,7 +17,7 @@ import keras
 import numpy as np
 import pytest
 
-from export_helpers import SHORT_TEXTS, packed, tokenizer
+from export_helpers import SHORT_TEXTS, packed, saved_functions, tokenizer
 from harness import REPO_ROOT, random_bert_inputs, tiny_backbone
 from keras_bert.export import export_hub_encoder
 
@@ -89,6 +89,13 @@ def test_encoder_exposes_the_backbone_variables(exported):
     assert all(v.trainable for v in encoder.trainable_variables)
     assert sorted(encoder.keras_bert_variables) == sorted(w.path for w in backbone.weights)
     assert list(encoder.regularization_losses) == []
+
+
+
+def test_encoder_saved_model_holds_only_the_functions_it_serves(exported):
+    # The save used to trace, and write, the backbone's and the encoder model's Keras default signatures.
+    _, folder, _, _ = exported
+    assert saved_functions(folder / "encoder") == ["root.__call__", "root.serve", "root.serve_training"]
 
 
 @ON_TENSORFLOW

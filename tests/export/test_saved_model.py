@@ -18,6 +18,7 @@ from export_helpers import (
     SHORT_TEXTS,
     ids_call,
     packed,
+    saved_functions,
     serve,
     task_models,
     text_call,
@@ -438,24 +439,6 @@ def test_cli_user_errors_are_one_line_with_exit_code_2(exports, models, capsys, 
     code, lines, err = cli(args, capsys)
     assert code == 2 and not lines
     assert message in err and len(err.strip().splitlines()) == 1, err
-
-
-def saved_functions(directory):
-    """Object-graph paths of the `tf.function`s a SavedModel holds (`root.tokenize`, ...), read from saved_model.pb."""
-    # tensorflow is imported here, not at the top: the module runs on every backend and only this test reads the proto
-    from tensorflow.core.protobuf import saved_model_pb2
-
-    saved = saved_model_pb2.SavedModel()
-    saved.ParseFromString((directory / "saved_model.pb").read_bytes())
-    graph = saved.meta_graphs[0].object_graph_def
-    paths, queue = {0: "root"}, [0]
-    while queue:
-        node = queue.pop(0)
-        for child in graph.nodes[node].children:
-            if child.node_id not in paths:
-                paths[child.node_id] = f"{paths[node]}.{child.local_name}"
-                queue.append(child.node_id)
-    return sorted(paths[i] for i, n in enumerate(graph.nodes) if n.WhichOneof("kind") == "function")
 
 
 def test_the_saved_model_holds_only_the_functions_it_serves(exports):
