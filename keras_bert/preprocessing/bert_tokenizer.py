@@ -201,7 +201,7 @@ class BertTokenizer(tf.Module):
             t.replace("[", r"\[").replace("]", r"\]") for t in SPECIAL_TOKENS
         )
         # One graph per method: eager calls then cost one dispatch, not ~20. Untracked: a SavedModel
-        # holding the tokenizer needs not these graphs again (see keras_bert/_untracked.py).
+        # holding the tokenizer does not need these graphs again (see keras_bert/_untracked.py).
         spec = [tf.TensorSpec([None], tf.string)]
         self._graphs = untracked(
             words=tf.function(self._tokenize_words_1d, input_signature=spec, autograph=False),

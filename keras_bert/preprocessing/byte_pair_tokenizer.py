@@ -151,7 +151,7 @@ class BytePairTokenizer(tf.Module):
         self._vocabulary_tensor = tf.constant([self._id_to_token.get(i, "") for i in range(size)])
         self._specials = _special_tokens.SpecialTokenSplitter({t: vocabulary[t] for t in SPECIAL_TOKENS.values()})
         spec = [tf.TensorSpec([None], tf.string)]
-        # Untracked: a SavedModel holding the tokenizer needs not this graph again (see keras_bert/_untracked.py).
+        # Untracked: a SavedModel holding the tokenizer does not need this graph again (see keras_bert/_untracked.py).
         self._graphs = untracked(tokenize=tf.function(self._tokenize_1d, input_signature=spec, autograph=False))
 
     # ------------------------------------------------------------------ config

@@ -162,7 +162,7 @@ class SentencePieceTokenizer(tf.Module):
             {t: self._token_to_id[t] for t in SPECIAL_TOKENS.values()}
         )
         spec = [tf.TensorSpec([None], tf.string)]
-        # Untracked: a SavedModel holding the tokenizer needs not this graph again (see keras_bert/_untracked.py).
+        # Untracked: a SavedModel holding the tokenizer does not need this graph again (see keras_bert/_untracked.py).
         self._graphs = untracked(tokenize=tf.function(self._tokenize_1d, input_signature=spec, autograph=False))
 
     # ------------------------------------------------------------------ config

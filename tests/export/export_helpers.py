@@ -127,4 +127,3 @@ def saved_functions(directory):
                 paths[child.node_id] = f"{paths[node]}.{child.local_name}"
                 queue.append(child.node_id)
     return sorted(paths[i] for i, n in enumerate(graph.nodes) if n.WhichOneof("kind") == "function")
-

@@ -91,7 +91,6 @@ def test_encoder_exposes_the_backbone_variables(exported):
     assert list(encoder.regularization_losses) == []
 
 
-
 def test_encoder_saved_model_holds_only_the_functions_it_serves(exported):
     # The save used to trace, and write, the backbone's and the encoder model's Keras default signatures.
     _, folder, _, _ = exported

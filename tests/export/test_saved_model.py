@@ -443,7 +443,7 @@ def test_cli_user_errors_are_one_line_with_exit_code_2(exports, models, capsys, 
 
 def test_the_saved_model_holds_only_the_functions_it_serves(exports):
     # The save used to trace, and write, each Keras model's default signature (the task model and its backbone)
-    # and the tokenizer's internal graphs: nothing loads them, and they took ~60% of an export's time.
+    # and the tokenizer's internal graphs: nothing loads them, and they took two thirds of an export's time.
     functions = saved_functions(exports["classifier"])
     assert "root.tokenize" in functions
     extra = [f for f in functions if f != "root.tokenize" and not f.startswith(("root.vocab_table.", "root.label_table."))]
