@@ -191,7 +191,6 @@ def traced_models(models):
         return {}
     from keras_bert.export import TracedTorchModel  # only in the torch process
 
-
     return {dtype: TracedTorchModel(m) for dtype, m in models.items() if dtype in ("fp32", "bf16")}
 
 
