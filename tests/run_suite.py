@@ -1,7 +1,7 @@
 """Runs the whole suite: pytest once per Keras backend, then the notebooks (`make test`).
 
     .venv/bin/python tests/run_suite.py [--backends "tensorflow jax torch"] [--jobs 2]
-                                        [--no-notebooks] [-- PYTEST_ARGS ...]
+                                        [--no-notebooks] [--logs DIR] [-- PYTEST_ARGS ...]
 
 Why two at a time: a pytest pass over tiny models is mostly single-threaded
 Python (tracing, small ops, child processes starting), about one core on
@@ -42,6 +42,9 @@ def parse_args(argv):
                         help="space-separated Keras backends to run the suite on (default: all three)")
     parser.add_argument("--jobs", type=int, default=2, help="passes that run at the same time (default 2)")
     parser.add_argument("--no-notebooks", action="store_true", help="skip executing the notebooks")
+    parser.add_argument("--logs", metavar="DIR",
+                        help="write each pass's log to DIR and keep it (default: a scratch folder, removed "
+                             "when every pass passes); e.g. with `-- --durations=0` to see where the time goes")
     args = parser.parse_args(argv)
     args.backends = args.backends.split()
     unknown = [b for b in args.backends if b not in BACKENDS]
@@ -73,8 +76,9 @@ def closing_line(log_path):
     return lines[-1] if lines else "(no output)"
 
 
-def run_passes(queue, jobs, scratch):
-    """Runs (name, command, extra env) passes, `jobs` at a time, in order; returns the names that failed."""
+def run_passes(queue, jobs, log_folder):
+    """Runs (name, command, extra env) passes, `jobs` at a time, in order, each writing its log into
+    `log_folder`; returns the names that failed."""
     queue = list(queue)
     running = {}  # Popen -> (name, log path, log file, start time)
     failed = []
@@ -87,7 +91,7 @@ def run_passes(queue, jobs, scratch):
             # at once, 264 s with the default threads, 68 s with one each (one copy alone: ~69 s).
             # TensorFlow and JAX (Eigen pools) showed no such loss (144 vs 139 s, 125 vs 132 s).
             env.setdefault("OMP_NUM_THREADS", "1")
-        log_path = os.path.join(scratch, name.replace("=", "-") + ".log")
+        log_path = os.path.join(log_folder, name.replace("=", "-") + ".log")
         log = open(log_path, "w", encoding="utf-8")
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
         running[process] = (name, log_path, log, time.monotonic())
@@ -123,15 +127,19 @@ def run_passes(queue, jobs, scratch):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     scratch = tempfile.mkdtemp(prefix="keras-bert-suite-")
+    logs = scratch
+    if args.logs:
+        os.makedirs(args.logs, exist_ok=True)
+        logs = args.logs
     start = time.monotonic()
     try:
-        failed = run_passes(passes(args, scratch), args.jobs, scratch)
+        failed = run_passes(passes(args, scratch), args.jobs, logs)
     except KeyboardInterrupt:
-        print(f"\ninterrupted; logs in {scratch}", file=sys.stderr)
+        print(f"\ninterrupted; logs in {logs}", file=sys.stderr)
         return 130
     total = (time.monotonic() - start) / 60
     if failed:
-        print(f"FAILED: {', '.join(failed)} (whole suite {total:.1f} min; logs in {scratch})")
+        print(f"FAILED: {', '.join(failed)} (whole suite {total:.1f} min; logs in {logs})")
         return 1
     print(f"all passes passed in {total:.1f} min")
     shutil.rmtree(scratch, ignore_errors=True)

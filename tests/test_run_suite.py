@@ -44,3 +44,16 @@ def test_orders_backends_longest_first_and_passes_pytest_arguments(tmp_path):
     assert command[-2:] == ["-k", "resume"] and f"--basetemp={tmp_path}/tmp-tensorflow" in command
     with pytest.raises(SystemExit):
         run_suite.parse_args(["--backends", "theano"])
+
+
+@pytest.mark.only_backend("tensorflow", reason="process scheduling in pure Python; no Keras backend involved")
+def test_logs_are_kept_in_the_named_folder_when_every_pass_passes(tmp_path, monkeypatch, capsys):
+    def two_passes(args, scratch):
+        return [(name, [sys.executable, "-c", f"print('slowest durations of {name}'); print('1 passed in 0.1s')"], {})
+                for name in ("KERAS_BACKEND=jax", "notebooks")]
+
+    monkeypatch.setattr(run_suite, "passes", two_passes)
+    assert run_suite.main(["--logs", str(tmp_path / "logs")]) == 0
+    assert "all passes passed" in capsys.readouterr().out
+    assert (tmp_path / "logs" / "KERAS_BACKEND-jax.log").read_text() == "slowest durations of KERAS_BACKEND=jax\n1 passed in 0.1s\n"
+    assert "slowest durations of notebooks" in (tmp_path / "logs" / "notebooks.log").read_text()
