@@ -261,7 +261,7 @@ def train_step(quick=False, peers=True):
     our `BertMaskedLM` beside keras-hub's `BertMaskedLM` on this backend (the same AdamW), same rounds."""
     import keras
 
-    from benchmarks.peers import keras_hub_masked_lm_step
+    from benchmarks.peers import KERAS_HUB_MLM_METRIC, keras_hub_masked_lm_step
     from keras_bert import BertBackbone, BertMaskedLM, BertPretrainer
 
     backend = backend_name()
@@ -297,6 +297,8 @@ def train_step(quick=False, peers=True):
         impl = "keras_bert" if key == "keras_bert_mlm" else key
         extra = {"jit_compile": str((masked_lm if key == "keras_bert_mlm" else model).jit_compile)} \
             if impl == "keras_bert" else {}
+        if impl == "keras_hub":
+            extra["metric"] = KERAS_HUB_MLM_METRIC
         out.append(record("train", impl, "torch" if impl == "hf_transformers" else backend,
                           f"{size} {batch}x{seq} {tasks[key]}", "tokens/s", batch * seq, secs, flops,
                           examples_per_s=batch / min(secs), first_loss=losses[key][0],

@@ -28,6 +28,7 @@ import numpy as np
 
 from benchmarks.cases import VOCAB, pretraining_batch, token_inputs, with_dtype
 from benchmarks.common import forward_flops_per_token, log, pretraining_flops_per_token, record, time_interleaved
+from benchmarks.peers import KERAS_HUB_MLM_METRIC
 
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
@@ -360,10 +361,11 @@ def train(quick=False):
         if not np.isfinite(loss[-1]):
             raise RuntimeError(f"{impl} {precision}: non-finite loss {loss[-1]}")
         attention = f" {variant} attention" if variant else ""
+        extra = {"metric": KERAS_HUB_MLM_METRIC} if impl == "keras_hub" else {}
         out.append(record("train", impl, "torch" if impl == "hf_transformers" else backend,
                           f"{size} {batch}x{seq} MLM {precision} dropout {dropout:g}{attention}", "tokens/s",
                           batch * seq, secs, flops, examples_per_s=batch / min(secs), first_loss=loss[0],
-                          last_loss=loss[-1]))
+                          last_loss=loss[-1], **extra))
     return out
 
 

@@ -4,6 +4,7 @@ import json
 import os
 
 from benchmarks.tables import find as _find
+from benchmarks.tables import keras_hub_mlm_note as _keras_hub_mlm_note
 from benchmarks.tables import peer as _peer
 from benchmarks.tables import rate as _rate
 from benchmarks.tables import ratio as _ratio
@@ -144,7 +145,8 @@ def gpu_section(saved):
             "`scaled_dot_product_attention` (our default on torch); \"explicit attention\": the probabilities "
             "written out and dropped, as on TensorFlow and JAX. HF: `BertForMaskedLM` eager, SDPA, "
             "`torch.autocast` (fp16 with a GradScaler), torch's fused AdamW, clipping; it computes logits at "
-            "every position and gets credit only for the 20 (TF/s counts the same useful work for all).\n")
+            "every position and gets credit only for the 20 (TF/s counts the same useful work for all). "
+            + _keras_hub_mlm_note(train) + "\n")
         add("| job | impl | backend | config | tokens/s median (min–max) | TF/s | vs HF same setting "
             "| vs keras-hub same setting | loss first → last |")
         add("|---|---|---|---|---|---|---|---|---|")
