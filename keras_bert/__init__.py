@@ -9,46 +9,36 @@ import importlib
 
 from keras_bert import _command_line_startup
 
-# Only when this process is the `keras-bert` command: load TensorFlow now, without its
-# start-up notices on stderr (they cannot be silenced once keras has imported it).
-_command_line_startup.quiet_tensorflow_startup()
+# The public names that need only keras, by the module that defines them.
+_MODEL_NAMES = {
+    "list_presets": "keras_bert.converters.presets",
+    **dict.fromkeys(
+        ("BertEmbeddings", "ElectraDiscriminatorHead", "MaskedLMHead", "NextSentenceHead", "Pooler", "SelfAttention",
+         "SentencePooling", "SpanHead", "TransformerEncoder"),
+        "keras_bert.layers",
+    ),
+    **dict.fromkeys(
+        ("BERT_SIZES", "AlbertBackbone", "BertBackbone", "BertClassifier", "BertMaskedLM", "BertMultipleChoice",
+         "BertPretrainer", "BertQuestionAnswerer", "BertTask", "BertTextEmbedder", "BertTokenClassifier",
+         "DistilBertBackbone", "ElectraBackbone", "ElectraDiscriminator", "ElectraGenerator", "ElectraPretrainer",
+         "EncoderBackbone", "RobertaBackbone", "Distiller", "student_from_teacher", "MultipleNegativesRankingLoss"),
+        "keras_bert.models",
+    ),
+    **dict.fromkeys(("BertAdamW", "BertLamb", "WarmupSchedule", "create_optimizer"), "keras_bert.optimizers"),
+}
 
-from keras_bert.converters.presets import list_presets  # noqa: E402  (after the start-up filter, on purpose)
-from keras_bert.layers import (  # noqa: E402
-    BertEmbeddings,
-    ElectraDiscriminatorHead,
-    MaskedLMHead,
-    NextSentenceHead,
-    Pooler,
-    SelfAttention,
-    SentencePooling,
-    SpanHead,
-    TransformerEncoder,
-)
-from keras_bert.models import (
-    BERT_SIZES,
-    AlbertBackbone,
-    BertBackbone,
-    BertClassifier,
-    BertMaskedLM,
-    BertMultipleChoice,
-    BertPretrainer,
-    BertQuestionAnswerer,
-    BertTask,
-    BertTextEmbedder,
-    BertTokenClassifier,
-    DistilBertBackbone,
-    ElectraBackbone,
-    ElectraDiscriminator,
-    ElectraGenerator,
-    ElectraPretrainer,
-    EncoderBackbone,
-    RobertaBackbone,
-    Distiller,
-    student_from_teacher,
-    MultipleNegativesRankingLoss,
-)
-from keras_bert.optimizers import BertAdamW, BertLamb, WarmupSchedule, create_optimizer
+if _command_line_startup.running_as_command_line():
+    # The `keras-bert` command: nothing heavy yet. `keras-bert --help` and an argument error end before
+    # keras loads (it took 14 s); the command loads TensorFlow, quietly, once its arguments parse
+    # (cli/main.py), and the names above come through `__getattr__` on first use.
+    pass
+else:
+    # A library user's `import keras_bert`: the model classes now, so that `keras.saving.load_model`
+    # finds them registered. With KERAS_BERT_QUIET_TF=1, TensorFlow first, without its start-up notices.
+    _command_line_startup.quiet_tensorflow_startup()
+    for _name, _module in _MODEL_NAMES.items():
+        globals()[_name] = getattr(importlib.import_module(_module), _name)
+    del _name, _module
 
 __version__ = "0.1.0"
 
@@ -92,6 +82,8 @@ _MOVED_MODULES = {
 
 
 def __getattr__(name):
+    if name in _MODEL_NAMES:
+        return getattr(importlib.import_module(_MODEL_NAMES[name]), name)
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _SUBMODULES:
@@ -102,4 +94,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_LAZY) + list(_SUBMODULES))
+    return sorted(set(globals()) | set(_MODEL_NAMES) | set(_LAZY) | set(_SUBMODULES))

@@ -36,9 +36,7 @@ import os
 
 import keras
 
-STRATEGIES = ("none", "mirrored", "multi-worker", "tpu", "data-parallel", "model-parallel")
-TF_STRATEGIES = ("mirrored", "multi-worker", "tpu")
-JAX_STRATEGIES = ("data-parallel", "model-parallel")
+from keras_bert.option_values import JAX_STRATEGIES, STRATEGIES, TF_STRATEGIES
 
 
 def bert_layout_map(device_mesh, model_axis="model"):

@@ -12,7 +12,8 @@ prints one line to stderr and exits with status 1.
 import argparse
 import sys
 
-from keras_bert.jobs.convert import MODEL_CHOICES, TARGETS, convert
+from keras_bert.option_values import CONVERT_MODEL_CHOICES as MODEL_CHOICES
+from keras_bert.option_values import CONVERT_TARGETS as TARGETS
 
 HELP = "convert checkpoints: Google TF1 / Hugging Face / .keras"
 
@@ -48,6 +49,9 @@ def run_convert(args):
         The exit status: 0 on success, 1 when the conversion was refused
         (the reason is printed to stderr).
     """
+    # defers keras (the conversion builds models): `keras-bert --help` and argument errors must not wait for it
+    from keras_bert.jobs.convert import convert
+
     try:
         result = convert(
             args.source,

@@ -11,7 +11,6 @@ import json
 import os
 
 from keras_bert.cli.errors import UserError
-from keras_bert.jobs.distill import distill
 
 HELP = "distil a fine-tuned classifier or tagger into a student with fewer layers"
 
@@ -58,6 +57,9 @@ def add_distill_arguments(parser):
 
 def run_distill(args):
     """Runs `distill` with parsed `keras-bert distill` arguments; returns the exit status (0)."""
+    # defers keras (the job builds models): `keras-bert --help` and argument errors must not wait for it
+    from keras_bert.jobs.distill import distill
+
     if args.student_layers < 1:
         raise UserError(f"--student-layers must be at least 1. Received: {args.student_layers}")
     names = ("format", "text_column", "pair_column", "label_column", "word_column", "tag_column")

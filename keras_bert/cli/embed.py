@@ -22,7 +22,6 @@ import numpy as np
 from keras_bert.cli.errors import UserError
 from keras_bert.cli.model_files import find_model, load_keras_model, load_tokenizer
 from keras_bert.cli.predict import _read_inputs, _shown
-from keras_bert.models import BertBackbone, BertTextEmbedder
 
 HELP = "sentence embeddings of raw text (JSON lines, or .npy with --out)"
 
@@ -64,7 +63,8 @@ def _saved_model_embedder(args):
 
 def _pipeline(args):
     """The `TextEmbedderPipeline` of a folder or a .keras file."""
-    # defers TensorFlow (the pipeline tokenizes with tensorflow-text): `keras-bert --help` must not import it
+    # defers TensorFlow (the pipeline tokenizes with tensorflow-text) and keras: `keras-bert --help` must not import them
+    from keras_bert.models import BertBackbone, BertTextEmbedder
     from keras_bert.pipelines.text_embedder_pipeline import TextEmbedderPipeline
 
     options = {"sequence_length": args.sequence_length, "batch_size": args.batch_size}

@@ -11,11 +11,7 @@ import sys
 
 from keras_bert.cli.errors import UserError
 from keras_bert.cli.model_files import find_model, load_keras_model, load_tokenizer
-from keras_bert.export.hub_export import export_hub_encoder
-from keras_bert.export.int8_check import DEFAULT_TOLERANCE
-from keras_bert.export.runtime_export import export_litert, export_onnx
-from keras_bert.export.saved_model_export import export_saved_model
-from keras_bert.models import BertMaskedLM, BertPretrainer
+from keras_bert.option_values import INT8_ACCURACY_TOLERANCE as DEFAULT_TOLERANCE
 from keras_bert.tasks import CLI_NAMES
 
 HELP = "export a model + tokenizer: a TF SavedModel that takes raw strings, ONNX or LiteRT"
@@ -69,6 +65,11 @@ def trained_on_pairs(job):
 
 def run_export(args):
     """Exports the model named on the command line; returns the exit status (0)."""
+    # defers keras and TensorFlow (the exporters trace models): `keras-bert --help` and argument errors must not wait for it
+    from keras_bert.export.hub_export import export_hub_encoder
+    from keras_bert.export.saved_model_export import export_saved_model
+    from keras_bert.models import BertMaskedLM, BertPretrainer
+
     model_file, run = find_model(args.model)
     tokenizer = load_tokenizer(args.tokenizer, model_file, run)
     model = load_keras_model(model_file)
@@ -112,6 +113,9 @@ def run_export(args):
 
 def _export_runtime(args, model, tokenizer, job):
     """`--format onnx | litert`, then the int8 accuracy check when `--eval-file` is given."""
+    # defers keras and TensorFlow (the exporters trace models): `keras-bert --help` and argument errors must not wait for it
+    from keras_bert.export.runtime_export import export_litert, export_onnx
+
     if args.format == "litert" and (args.quantize or args.opset):
         raise UserError("--quantize and --opset apply to --format onnx")
     if args.eval_file and args.quantize != "int8":

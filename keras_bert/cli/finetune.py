@@ -13,9 +13,7 @@ import os
 
 from keras_bert.cli.errors import UserError
 from keras_bert.cli.pretrain import mesh_shape
-from keras_bert.distribution import STRATEGIES
-from keras_bert.jobs.finetune import finetune
-from keras_bert.models.bert_classifier import BertClassifier
+from keras_bert.option_values import POOLING_MODES, STRATEGIES
 from keras_bert.tasks import CLI_NAMES, TASKS
 
 HELP = "fine-tune a task head: classify, regress, ner, qa, multiple-choice"
@@ -96,7 +94,7 @@ def add_finetune_arguments(parser):
     )
     group.add_argument("--window-stride", type=int,
                        help="split long single texts into windows every N tokens (default half a window; 0 truncates)")
-    group.add_argument("--pooling", choices=BertClassifier.POOLING_MODES, default="cls",
+    group.add_argument("--pooling", choices=POOLING_MODES, default="cls",
                        help="the head's input: BERT's pooler on [CLS], or the mean of the token vectors (for a "
                             "backbone pretrained without NSP/SOP, whose pooler never trained)")
     group = parser.add_argument_group("ner (CoNLL files)")
@@ -132,6 +130,9 @@ def run_finetune(args):
     The results are in the output folder (metrics.json, finetune.json) and on
     stdout; `--quiet` drops the progress output but still prints the held-out metrics.
     """
+    # defers keras (the job builds models): `keras-bert --help` and argument errors must not wait for it
+    from keras_bert.jobs.finetune import finetune
+
     header = not args.no_header
     summary = finetune(
         task=args.task,

@@ -23,10 +23,9 @@ import os
 import shlex
 import sys
 
+from keras_bert import __version__, _command_line_startup
 from keras_bert.cli import convert, distill, embed, export, finetune, predict, pretrain, vocab
-from keras_bert import __version__
 from keras_bert.cli.errors import UserError
-from keras_bert.jobs.checkpointing import read_checkpoint_state
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,6 +63,9 @@ def _where_to_resume(args, argv):
     """For an interrupted training job: its last checkpoint and the command that continues from it."""
     if args.command not in ("pretrain", "finetune", "distill") or not getattr(args, "out", None):
         return ""
+    # defers keras (checkpointing reads .keras files): building the parser must not import it
+    from keras_bert.jobs.checkpointing import read_checkpoint_state
+
     checkpoints = os.path.join(args.out, "checkpoints")
     try:
         state = read_checkpoint_state(checkpoints)
@@ -102,6 +104,9 @@ def main(argv=None):
         args.texts = [*args.texts, *extras]
     elif extras:
         parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    # Only now, with arguments that parse, load TensorFlow (without its start-up notices when this process is
+    # the command); `--help`, `--version` and argument errors ended above, without keras or TensorFlow.
+    _command_line_startup.quiet_tensorflow_startup()
     try:
         status = args.run(args)
     except KeyboardInterrupt:

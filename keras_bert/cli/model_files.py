@@ -10,9 +10,6 @@ user names one with `--tokenizer`.
 import os
 import zipfile
 
-import keras
-
-import keras_bert.models  # noqa: F401  (registers the model classes for load_model)
 from keras_bert.cli.errors import UserError
 from keras_bert.run_folders import MODEL_FILE, read_run_folder
 
@@ -70,6 +67,11 @@ def load_keras_model(model_file):
     Raises:
         UserError: the file does not hold a model Keras can load.
     """
+    # defers keras: `keras-bert --help` and argument errors must not wait for it
+    import keras
+
+    import keras_bert.models  # noqa: F401  (registers the model classes for load_model)
+
     try:
         return keras.saving.load_model(model_file, compile=False)
     except Exception as error:  # Keras raises many types for a file that is not a model

@@ -9,9 +9,7 @@ import argparse
 import os
 
 from keras_bert.cli.errors import UserError
-from keras_bert.distribution import STRATEGIES
-from keras_bert.jobs.pretrain import pretrain
-from keras_bert.jobs.pretrain_budget import pretrain_within_budget
+from keras_bert.option_values import STRATEGIES
 
 HELP = "pretrain BERT (MLM + NSP, SOP or MLM only) from text files"
 # A run of --steps takes these where they are not given. A --budget-minutes run takes the budget recipe's instead
@@ -121,6 +119,10 @@ def mesh_shape(text):
 
 def run_pretrain(args):
     """Runs `keras_bert.jobs.pretrain.pretrain` with parsed arguments and prints its summary; returns 0."""
+    # defers keras (the jobs build models): `keras-bert --help` and argument errors must not wait for it
+    from keras_bert.jobs.pretrain import pretrain
+    from keras_bert.jobs.pretrain_budget import pretrain_within_budget
+
     if not os.path.isfile(args.vocab):
         raise UserError(f"--vocab: no such file: {args.vocab}")
     if args.budget_minutes is not None and args.steps is not None:

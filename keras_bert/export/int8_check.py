@@ -10,7 +10,7 @@ warns (with the figures) when the drop exceeds the tolerance.
 
 import warnings
 
-DEFAULT_TOLERANCE = 0.5  # accuracy points
+from keras_bert.option_values import INT8_ACCURACY_TOLERANCE as DEFAULT_TOLERANCE  # accuracy points
 
 
 def accuracy_drop_message(fp32_accuracy, int8_accuracy, tolerance=DEFAULT_TOLERANCE):

@@ -2,6 +2,7 @@
 
 import keras
 
+from keras_bert.option_values import POOLING_MODES
 from keras_bert.layers._utils import check_rate, get_initializer
 from keras_bert.layers.sentence_pooling import SentencePooling
 from keras_bert.models.bert_task import BertTask, check_label_names, check_num_classes
@@ -53,7 +54,7 @@ class BertClassifier(BertTask):
     """
 
     config_arguments = ("num_classes", "dropout", "label_names", "kernel_initializer", "pooling")
-    POOLING_MODES = ("cls", "mean")
+    POOLING_MODES = POOLING_MODES  # (keras_bert.option_values: the `keras-bert finetune --pooling` parser reads it there)
 
     def __init__(
         self,

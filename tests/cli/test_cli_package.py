@@ -22,18 +22,47 @@ COMMANDS = ("vocab", "pretrain", "finetune", "distill", "convert", "export", "pr
 SCRIPTS = ("examples",)
 
 
-@pytest.mark.only_backend("torch", reason="`--help` parses no model: the same on every backend, and a child "
-                          "process start costs 10-15 s (torch's pass of the suite is the shortest)")
-@pytest.mark.parametrize("module", ["keras_bert", "keras_bert.cli"])
-def test_help_lists_every_subcommand(module):
+# What a command that has not parsed its arguments yet must not import: loading them took 14 s.
+HEAVY_MODULES = ("keras", "tensorflow", "torch", "jax", "tf_keras")
+
+
+def _command_with_imports(module, *args):
+    """`python -X importtime -m module args`: (the CompletedProcess, the top-level modules it imported)."""
     env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent), "TF_CPP_MIN_LOG_LEVEL": "3"}
     result = subprocess.run(
-        [sys.executable, "-m", module, "--help"], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-X", "importtime", "-m", module, *args], capture_output=True, text=True, env=env, timeout=300
     )
+    # importtime lines: "import time: self | cumulative | <indent>name"
+    imported = {line.rsplit("|", 1)[1].strip().split(".")[0] for line in result.stderr.splitlines()
+                if line.startswith("import time:") and line.count("|") == 2}
+    return result, imported
+
+
+@pytest.mark.only_backend("torch", reason="`--help` parses no model: the same on every backend")
+@pytest.mark.parametrize("module", ["keras_bert", "keras_bert.cli"])
+def test_help_lists_every_subcommand_without_loading_keras(module):
+    result, imported = _command_with_imports(module, "--help")
     assert result.returncode == 0, result.stderr
     assert "{" + ",".join(COMMANDS) + "}" in result.stdout
     for command in COMMANDS:
         assert f"\n    {command} " in result.stdout, f"{command} has no help line:\n{result.stdout}"
+    assert "argparse" in imported  # the import list was read: the next assertion is not vacuous
+    assert not imported & set(HEAVY_MODULES), sorted(imported & set(HEAVY_MODULES))
+
+
+@pytest.mark.only_backend("torch", reason="`--help` parses no model: the same on every backend")
+def test_each_subcommand_help_and_argument_errors_end_before_keras_loads():
+    for command in COMMANDS:
+        result, imported = _command_with_imports("keras_bert", command, "--help")
+        assert result.returncode == 0 and f"usage: keras-bert {command}" in result.stdout, result.stderr[-2000:]
+        assert "argparse" in imported and not imported & set(HEAVY_MODULES), (command, sorted(imported & set(HEAVY_MODULES)))
+    result, imported = _command_with_imports("keras_bert", "finetune", "--task", "nope")
+    assert result.returncode == 2 and "invalid choice: 'nope'" in result.stderr
+    assert not imported & set(HEAVY_MODULES), sorted(imported & set(HEAVY_MODULES))
+    # A command whose arguments parse does load them (the check above can see them).
+    result, imported = _command_with_imports("keras_bert", "predict", "no-such-model.keras", "a text")
+    assert result.returncode == 2 and "no-such-model.keras: no such file" in result.stderr
+    assert "tensorflow" in imported
 
 
 def cli_only_violations(source, where):

@@ -46,12 +46,14 @@ def _command(*args, **env_changes):
 
 @pytest.mark.only_backend("tensorflow", reason="TensorFlow prints its notices when it loads: under KERAS_BACKEND=tensorflow `import keras_bert` loads it")
 def test_the_command_prints_no_tensorflow_startup_notices():
-    quiet = _command("--version")
-    assert quiet.returncode == 0 and quiet.stdout.strip().startswith("keras-bert ")
-    assert quiet.stderr == ""
-    # The same command with the filter off shows them: the first assertion is not vacuous.
-    loud = _command("--version", KERAS_BERT_SHOW_TF_LOGS="1")
+    # A command whose arguments parse loads TensorFlow before it runs (and here fails: no such model file).
+    quiet = _command("predict", "no-such-model.keras", "a text")
+    assert quiet.returncode == 2
+    assert quiet.stderr == "keras-bert predict: error: no-such-model.keras: no such file\n"
+    # The same command with the filter off shows them: the assertion above is not vacuous.
+    loud = _command("predict", "no-such-model.keras", "a text", KERAS_BERT_SHOW_TF_LOGS="1")
     assert any(startup.is_startup_noise(line) for line in loud.stderr.splitlines()), loud.stderr
+    assert _command("--version").stderr == ""
 
 
 @pytest.mark.only_backend("torch", reason=PLUMBING)
