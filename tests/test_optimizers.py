@@ -150,3 +150,35 @@ def test_lamb_trains_a_tiny_classifier():
           f"accuracy {history['accuracy'][-1]:.3f}")
     assert history["loss"][-1] < 0.3 * history["loss"][0]
     assert history["accuracy"][-1] >= 0.9
+
+
+def _fit_counting_traces(fit, seed=3):
+    """(Python calls of `train_step` during a 3-step fit, the trained weights) of a fresh tiny classifier."""
+    from keras_bert import BertClassifier
+
+    keras.utils.set_random_seed(seed)
+    model = BertClassifier(tiny_backbone(vocabulary_size=40, max_sequence_length=8), num_classes=2)
+    model.compile(optimizer=create_optimizer(learning_rate=1e-3, warmup_steps=1, total_steps=10))
+    calls = [0]
+    train_step = model.train_step
+
+    def counting_train_step(data):
+        calls[0] += 1  # runs when the step is traced (compiled backends) or run (eager torch)
+        return train_step(data)
+
+    model.train_step = counting_train_step
+    x = random_bert_inputs(24, 8, 40, seed=seed)
+    y = (x["token_ids"][:, 1] < 20).astype("int32")
+    fit(model, x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    return calls[0], [keras.ops.convert_to_numpy(w) for w in model.weights]
+
+
+@pytest.mark.only_backend("tensorflow", reason="only TensorFlow traces a train step twice when the step creates the "
+                          "optimizer's variables; JAX and torch build them in Keras' fit before anything runs")
+def test_fit_traces_the_train_step_once_and_trains_the_same_numbers():
+    ours_calls, ours = _fit_counting_traces(lambda model, *a, **k: model.fit(*a, **k))
+    # Keras' own fit, without our models' override: the optimizer is built inside the first trace.
+    keras_calls, theirs = _fit_counting_traces(lambda model, *a, **k: keras.Model.fit(model, *a, **k))
+    assert (ours_calls, keras_calls) == (1, 2)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a, b)

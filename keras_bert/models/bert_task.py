@@ -10,7 +10,7 @@ from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs, check_labels
 from keras_bert.models.pretrained import build_from_checkpoint, task_head_arguments
 from keras_bert.models.quantization import quantized_layers, restore_quantization, warn_if_int8_is_slow
-from keras_bert.optimizers import create_optimizer
+from keras_bert.optimizers import build_before_first_trace, create_optimizer
 
 
 def check_num_classes(num_classes, where):
@@ -182,6 +182,7 @@ class BertTask(keras.Model):
         elif "validation_data" in kwargs:
             kwargs["validation_data"] = self.drop_unused_features(kwargs["validation_data"])
         self._check_data(x, args[0] if args else kwargs.get("y"))
+        build_before_first_trace(self)
         return super().fit(x, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):

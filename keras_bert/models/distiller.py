@@ -7,6 +7,7 @@ from keras_bert.models.bert_classifier import BertClassifier
 from keras_bert.models.bert_token_classifier import BertTokenClassifier
 from keras_bert.models.input_checks import check_fit_data, check_inputs, check_labels
 from keras_bert.models.student_from_teacher import teacher_layer_indices
+from keras_bert.optimizers import build_before_first_trace
 
 
 def distillation_loss(student_logits, teacher_logits, labels=None, temperature=2.0, alpha=0.5, weights=None):
@@ -270,6 +271,7 @@ class Distiller(keras.Model):
 
     def fit(self, x=None, y=None, *args, **kwargs):
         self._check_data(x, y)
+        build_before_first_trace(self)
         return super().fit(x, y, *args, **kwargs)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):

@@ -9,7 +9,7 @@ from keras_bert.models.electra_backbone import ElectraBackbone
 from keras_bert.models.electra_discriminator import ElectraDiscriminator
 from keras_bert.models.electra_generator import ElectraGenerator
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs
-from keras_bert.optimizers import create_optimizer
+from keras_bert.optimizers import build_before_first_trace, create_optimizer
 
 GENERATOR_SIZE_KEYS = ("num_layers", "num_heads", "hidden_dim", "intermediate_dim")
 
@@ -351,6 +351,7 @@ class ElectraPretrainer(keras.Model):
 
     def fit(self, x=None, *args, **kwargs):
         check_fit_data(x, self.backbone.input_limits, self.input_names, self.name)
+        build_before_first_trace(self)
         return super().fit(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):

@@ -7,6 +7,7 @@ from keras_bert.layers.transformer_encoder import TransformerEncoder
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs
 from keras_bert.models.pretrained import build_from_checkpoint
 from keras_bert.models.quantization import quantized_layers, restore_quantization, warn_if_bfloat16_is_slow, warn_if_int8_is_slow
+from keras_bert.optimizers import build_before_first_trace
 
 
 def check_encoder_sizes(num_layers, num_heads, hidden_dim):
@@ -81,6 +82,7 @@ class EncoderBackbone(keras.Model):
 
     def fit(self, x=None, *args, **kwargs):
         check_fit_data(x, self.input_limits, self.input_names, self.name)
+        build_before_first_trace(self)
         return super().fit(x, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
