@@ -10,6 +10,8 @@ import keras_bert
 import keras_bert.cli.finetune
 import keras_bert.cli.predict
 import keras_bert.cli.pretrain
+import keras_bert.jobs.pretrain
+import keras_bert.jobs.pretrain_budget
 from harness import tiny_backbone
 from keras_bert.cli.main import main
 from keras_bert.jobs.initial_backbone import load_init
@@ -134,8 +136,9 @@ def test_help_shows_the_defaults(capsys):
 @pytest.mark.only_backend("tensorflow", reason=PLUMBING)
 def test_a_budget_run_leaves_unset_settings_to_the_recipe_and_a_step_run_keeps_its_defaults(tmp_path, monkeypatch):
     seen = {}
-    monkeypatch.setattr(keras_bert.cli.pretrain, "pretrain_within_budget", lambda **kw: seen.update(budget=kw) or {})
-    monkeypatch.setattr(keras_bert.cli.pretrain, "pretrain", lambda **kw: seen.update(steps=kw) or {})
+    # The command imports the jobs when it runs (so that `--help` need not load keras): patch them where they live.
+    monkeypatch.setattr(keras_bert.jobs.pretrain_budget, "pretrain_within_budget", lambda **kw: seen.update(budget=kw) or {})
+    monkeypatch.setattr(keras_bert.jobs.pretrain, "pretrain", lambda **kw: seen.update(steps=kw) or {})
     (tmp_path / "vocab.txt").write_text("[PAD]\n")
     argv = ["pretrain", "--corpus", "texts/", "--vocab", str(tmp_path / "vocab.txt"), "--out", str(tmp_path / "run")]
     assert main([*argv, "--budget-minutes", "5", "--sequence-length", "96"]) == 0

@@ -46,7 +46,7 @@ if SCENARIO == "jax-distributed":
     keras.distribution.initialize(job_addresses=os.environ["COORDINATOR"], num_processes=2, process_id=PROCESS_ID)
 
 import keras_bert  # noqa: E402
-import keras_bert.cli.pretrain as cli_pretrain  # noqa: E402  (run_cli hands it a callback)
+import keras_bert.jobs.pretrain as pretrain_job  # noqa: E402  (run_cli hands the job a callback)
 from keras_bert.cli import main as cli  # noqa: E402
 from keras_bert.distribution import create_strategy, is_chief, strategy_scope  # noqa: E402
 from keras_bert.jobs.pretrain import pretrain  # noqa: E402
@@ -82,13 +82,14 @@ def run_cli(out, *flags, recorder=None):
     A `recorder` is handed to the `pretrain()` the CLI calls (it takes no callbacks
     from the command line), so one CLI run also gives the shardings it trained with.
     """
-    job_function = cli_pretrain.pretrain
+    # `keras-bert pretrain` imports the job when it runs: replaced in its module, the CLI calls the replacement.
+    job_function = pretrain_job.pretrain
     if recorder is not None:
-        cli_pretrain.pretrain = lambda **options: job_function(callbacks=[recorder], **options)
+        pretrain_job.pretrain = lambda **options: job_function(callbacks=[recorder], **options)
     try:
         return _run_cli(out, *flags)
     finally:
-        cli_pretrain.pretrain = job_function
+        pretrain_job.pretrain = job_function
 
 
 def _run_cli(out, *flags):
