@@ -65,7 +65,7 @@ def _pipeline(args):
     """The `TextEmbedderPipeline` of a folder or a .keras file."""
     # defers TensorFlow (the pipeline tokenizes with tensorflow-text) and keras: `keras-bert --help` must not import them
     from keras_bert.models import BertBackbone, BertTextEmbedder
-    from keras_bert.pipelines.text_embedder_pipeline import TextEmbedderPipeline
+    from keras_bert.pipelines.text_embedder_pipeline import TextEmbedderPipeline  # (deferred: tensorflow-text)
 
     options = {"sequence_length": args.sequence_length, "batch_size": args.batch_size}
     overrides = {k: v for k, v in (("pooling", args.pooling), ("normalize", args.normalize)) if v is not None}

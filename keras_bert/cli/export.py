@@ -67,8 +67,8 @@ def run_export(args):
     """Exports the model named on the command line; returns the exit status (0)."""
     # defers keras and TensorFlow (the exporters trace models): `keras-bert --help` and argument errors must not wait for it
     from keras_bert.export.hub_export import export_hub_encoder
-    from keras_bert.export.saved_model_export import export_saved_model
-    from keras_bert.models import BertMaskedLM, BertPretrainer
+    from keras_bert.export.saved_model_export import export_saved_model  # (deferred, as above)
+    from keras_bert.models import BertMaskedLM, BertPretrainer  # (deferred, as above)
 
     model_file, run = find_model(args.model)
     tokenizer = load_tokenizer(args.tokenizer, model_file, run)

@@ -121,7 +121,7 @@ def run_pretrain(args):
     """Runs `keras_bert.jobs.pretrain.pretrain` with parsed arguments and prints its summary; returns 0."""
     # defers keras (the jobs build models): `keras-bert --help` and argument errors must not wait for it
     from keras_bert.jobs.pretrain import pretrain
-    from keras_bert.jobs.pretrain_budget import pretrain_within_budget
+    from keras_bert.jobs.pretrain_budget import pretrain_within_budget  # (deferred, as above)
 
     if not os.path.isfile(args.vocab):
         raise UserError(f"--vocab: no such file: {args.vocab}")
