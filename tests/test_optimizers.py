@@ -162,9 +162,9 @@ def _fit_counting_traces(fit, seed=3):
     calls = [0]
     train_step = model.train_step
 
-    def counting_train_step(data):
+    def counting_train_step(*args):  # (data) on TensorFlow and torch, (state, data) on JAX
         calls[0] += 1  # runs when the step is traced (compiled backends) or run (eager torch)
-        return train_step(data)
+        return train_step(*args)
 
     model.train_step = counting_train_step
     x = random_bert_inputs(24, 8, 40, seed=seed)
