@@ -24,8 +24,6 @@ import json
 import os
 import shutil
 
-from keras_bert.option_values import CONVERT_MODEL_CHOICES as MODEL_CHOICES
-from keras_bert.option_values import CONVERT_TARGETS as TARGETS
 from keras_bert.converters import tokenizer_files
 from keras_bert.converters.checkpoint import read_checkpoint
 from keras_bert.converters.hf_writer import atomic_destination, save_hf_checkpoint
@@ -37,6 +35,8 @@ from keras_bert.models.bert_multiple_choice import BertMultipleChoice
 from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert.models.bert_token_classifier import BertTokenClassifier
 from keras_bert.models.pretrained import build_from_checkpoint, task_head_arguments
+from keras_bert.option_values import CONVERT_MODEL_CHOICES as MODEL_CHOICES
+from keras_bert.option_values import CONVERT_TARGETS as TARGETS
 
 # Task models that have a Hugging Face class: "auto" converts them as they are.
 TASK_CLASSES = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer, BertMultipleChoice)}

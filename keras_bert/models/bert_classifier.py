@@ -2,10 +2,10 @@
 
 import keras
 
-from keras_bert.option_values import POOLING_MODES
 from keras_bert.layers._utils import check_rate, get_initializer
 from keras_bert.layers.sentence_pooling import SentencePooling
 from keras_bert.models.bert_task import BertTask, check_label_names, check_num_classes
+from keras_bert.option_values import POOLING_MODES
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
