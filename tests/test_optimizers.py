@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from harness import random_bert_inputs, tiny_backbone
-from keras_bert import BertPretrainer, create_optimizer
+from keras_bert import BertClassifier, BertPretrainer, create_optimizer
 from keras_bert.optimizers import WarmupSchedule
 
 
@@ -154,8 +154,6 @@ def test_lamb_trains_a_tiny_classifier():
 
 def _fit_counting_traces(fit, seed=3):
     """(Python calls of `train_step` during a 3-step fit, the trained weights) of a fresh tiny classifier."""
-    from keras_bert import BertClassifier
-
     keras.utils.set_random_seed(seed)
     model = BertClassifier(tiny_backbone(vocabulary_size=40, max_sequence_length=8), num_classes=2)
     model.compile(optimizer=create_optimizer(learning_rate=1e-3, warmup_steps=1, total_steps=10))
