@@ -6,7 +6,7 @@ import pytest
 
 from harness import random_bert_inputs, tiny_backbone
 from keras_bert import BertClassifier, BertPretrainer, create_optimizer
-from keras_bert.optimizers import WarmupSchedule
+from keras_bert.optimizers import NO_DECAY_NAMES, BertAdamW, WarmupSchedule
 
 
 def test_linear_warmup_then_linear_decay():
@@ -180,3 +180,60 @@ def test_fit_traces_the_train_step_once_and_trains_the_same_numbers():
     assert (ours_calls, keras_calls) == (1, 2)
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(a, b)
+
+
+def keras_adamw(**kwargs):
+    """`keras.optimizers.AdamW` with BertAdamW's decay exclusions: what Keras itself trains, on each backend."""
+    optimizer = keras.optimizers.AdamW(**kwargs)
+    optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
+    return optimizer
+
+
+class _CountingSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """BERT's schedule (warmup, then linear decay), counting the times it is evaluated (traced or run)."""
+
+    def __init__(self):
+        self.calls = 0
+        self.schedule = WarmupSchedule(keras.optimizers.schedules.PolynomialDecay(2e-3, 8, 0.0), warmup_steps=2)
+
+    def __call__(self, step):
+        self.calls += 1
+        return self.schedule(step)
+
+
+def _fit_with(optimizer_class, accumulation=None, seed=5):
+    """(the schedule's evaluations, the trained weights) of a tiny classifier fitted 4 steps with `optimizer_class`
+    (a class or a function that makes the optimizer)."""
+    keras.utils.set_random_seed(seed)
+    model = BertClassifier(tiny_backbone(vocabulary_size=40, max_sequence_length=8), num_classes=2, dropout=0.0)
+    schedule = _CountingSchedule()
+    model.compile(optimizer=optimizer_class(learning_rate=schedule, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0,
+                                            gradient_accumulation_steps=accumulation))
+    x = random_bert_inputs(32, 8, 40, seed=seed)
+    y = (x["token_ids"][:, 1] < 20).astype("int32")
+    model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    return schedule.calls, [keras.ops.convert_to_numpy(w) for w in model.weights]
+
+
+@pytest.mark.parametrize("accumulation", [None, 2])
+def test_adamw_trains_bit_for_bit_as_keras_adamw(accumulation):
+    """BertAdamW trains the weights `keras.optimizers.AdamW` trains on this backend, bit for bit, with weight decay,
+    a schedule, clipping and gradient accumulation: its scalars computed once per step (TensorFlow, where the
+    accumulating update runs in a `tf.cond` branch) and its update in `torch._foreach` calls (torch) change nothing."""
+    _, ours = _fit_with(BertAdamW, accumulation)
+    _, keras_own = _fit_with(keras_adamw, accumulation)
+    for a, b in zip(ours, keras_own):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.only_backend("tensorflow", reason="the scalars are computed once per step on TensorFlow only, where every "
+                          "traced op costs time; JAX merges the repeats in XLA and torch runs them eagerly")
+def test_adamw_evaluates_the_schedule_once_per_traced_step_on_tensorflow():
+    ours, _ = _fit_with(BertAdamW)
+    keras_own, _ = _fit_with(keras_adamw)
+    # One trace of the train step; Keras evaluates the schedule for the update and again for every decayed variable.
+    model = BertClassifier(tiny_backbone(vocabulary_size=40, max_sequence_length=8), num_classes=2)
+    optimizer = BertAdamW()
+    decayed = sum(optimizer._use_weight_decay(v) for v in model.trainable_variables)
+    assert decayed > 10
+    assert (ours, keras_own) == (1, 1 + decayed)
