@@ -13,6 +13,7 @@ from keras_bert._utf8 import read_utf8
 from keras_bert.converters.checkpoint import resolve_location
 from keras_bert.converters.tokenizer_files import find_vocabulary, read_do_lower_case
 from keras_bert.preprocessing import _bert_text
+from keras_bert.preprocessing._shared_graphs import shared_graphs
 
 # Plain graph code without Python control flow on tensors: skipping AutoGraph
 # saves ~1 s of tracing every time a tf.data pipeline maps over it.
@@ -206,6 +207,7 @@ class BertTokenizer(tf.Module):
         self._graphs = untracked(
             words=tf.function(self._tokenize_words_1d, input_signature=spec, autograph=False),
             offsets=tf.function(self._tokenize_with_offsets_1d, input_signature=spec, autograph=False),
+            eager=None,  # the graphs eager calls run: see `_traced`
         )
 
     # ------------------------------------------------------------------ config
@@ -338,7 +340,7 @@ class BertTokenizer(tf.Module):
             (words, then their wordpieces), or `(None, None)` for a scalar.
         """
         text, scalar = self._as_batch(strings)
-        words = self._graphs.words(text)
+        words = self._traced().words(text)
         return words[0] if scalar else words
 
     @_no_autograph
@@ -364,7 +366,7 @@ class BertTokenizer(tf.Module):
         if unit not in ("char", "byte"):
             raise ValueError(f'`unit` must be "char" or "byte"; received {unit!r}')
         text, scalar = self._as_batch(strings)
-        ids, byte_starts, byte_ends, char_starts, char_ends = self._graphs.offsets(text)
+        ids, byte_starts, byte_ends, char_starts, char_ends = self._traced().offsets(text)
         outputs = (ids, char_starts, char_ends) if unit == "char" else (ids, byte_starts, byte_ends)
         if scalar:
             outputs = tuple(x[0] for x in outputs)
@@ -405,6 +407,16 @@ class BertTokenizer(tf.Module):
         return text[0] if scalar else text
 
     # -------------------------------------------------------------- internals
+    def _traced(self):
+        """This tokenizer's graphs; in an eager call, those an equal tokenizer traced first (see _shared_graphs)."""
+        if not tf.executing_eagerly():
+            return self._graphs
+        if self._graphs.eager is None:  # looked up once: the key hashes the whole vocabulary
+            key = (type(self), self._vocabulary, self.lowercase, self.strip_accents, self.tokenize_chinese_chars,
+                   self.special_tokens_in_strings, self.max_chars_per_word)
+            self._graphs.eager = shared_graphs(key, self._graphs)
+        return self._graphs.eager
+
     def _as_batch(self, strings):
         if isinstance(strings, tf.RaggedTensor):
             raise ValueError(

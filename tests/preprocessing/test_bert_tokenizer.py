@@ -251,3 +251,27 @@ def test_get_config_round_trip():
     assert clone.get_config() == config
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(tok))
     assert isinstance(restored, BertTokenizer) and restored.get_config() == config
+
+
+def test_equal_tokenizers_share_eager_graphs_and_keep_their_own_in_graphs():
+    """An eager call runs the graphs an equal tokenizer traced first (same ids, no second trace); other options
+    trace their own; a call in a graph (tf.data) traces the tokenizer's own, whose resources it captures."""
+    vocabulary = toy_vocabulary() + ["shared", "##graph"]  # a vocabulary no other test traced
+    first, second = BertTokenizer(vocabulary), BertTokenizer(list(vocabulary))
+    texts = ["The cat sat, sharedgraph!", "[MASK] unaffable"]
+    expected = first.tokenize(texts).to_list()
+    assert second.tokenize(texts).to_list() == expected
+    assert [x.to_list() for x in second.tokenize_with_offsets(texts)] == [
+        x.to_list() for x in first.tokenize_with_offsets(texts)]
+    assert first._graphs.words.experimental_get_tracing_count() == 1
+    assert first._graphs.offsets.experimental_get_tracing_count() == 1
+    assert second._graphs.words.experimental_get_tracing_count() == 0
+    assert second._graphs.offsets.experimental_get_tracing_count() == 0
+
+    cased = BertTokenizer(vocabulary, lowercase=False)
+    assert cased.tokenize(["The cat"]).to_list() == [[1, 6]]  # "The" is not in the uncased vocabulary
+    assert cased._graphs.words.experimental_get_tracing_count() == 1
+
+    mapped = tf.data.Dataset.from_tensor_slices(texts).batch(2).map(second.tokenize)
+    assert next(iter(mapped)).to_list() == expected
+    assert second._graphs.words.experimental_get_tracing_count() == 1
