@@ -112,8 +112,8 @@ class _StepScalarsOnce:
     once per step changes no number (tests/test_optimizers.py checks the
     weights bit for bit against `keras.optimizers.AdamW`). On TensorFlow every
     op costs about a millisecond to trace, and most of a short run is tracing;
-    in two job test files the optimizer was 29 of the 48 s spent tracing train
-    steps. Measured, a tiny classifier's first `fit`: 2,690 graph ops instead
+    in two job test files (under cProfile) the optimizer was 29 of the 48 s spent
+    tracing train steps. Measured, a tiny classifier's first `fit`: 2,690 graph ops instead
     of 3,735, 3.6 s instead of 4.8 s. JAX traces these Python ops in
     microseconds and XLA merges the repeats; torch computes them once per step
     in its `torch._foreach` update (`BertAdamW._backend_update_step`). So only

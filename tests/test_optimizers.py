@@ -201,14 +201,14 @@ class _CountingSchedule(keras.optimizers.schedules.LearningRateSchedule):
         return self.schedule(step)
 
 
-def _fit_with(optimizer_class, accumulation=None, seed=5):
-    """(the schedule's evaluations, the trained weights) of a tiny classifier fitted 4 steps with `optimizer_class`
-    (a class or a function that makes the optimizer)."""
+def _fit_with(make_optimizer, accumulation=None, seed=5):
+    """(the schedule's evaluations, the trained weights) of a tiny classifier fitted 4 steps with the optimizer that
+    `make_optimizer` (a class or a function) makes."""
     keras.utils.set_random_seed(seed)
     model = BertClassifier(tiny_backbone(vocabulary_size=40, max_sequence_length=8), num_classes=2, dropout=0.0)
     schedule = _CountingSchedule()
-    model.compile(optimizer=optimizer_class(learning_rate=schedule, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0,
-                                            gradient_accumulation_steps=accumulation))
+    model.compile(optimizer=make_optimizer(learning_rate=schedule, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0,
+                                           gradient_accumulation_steps=accumulation))
     x = random_bert_inputs(32, 8, 40, seed=seed)
     y = (x["token_ids"][:, 1] < 20).astype("int32")
     model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
@@ -227,7 +227,7 @@ def test_adamw_trains_bit_for_bit_as_keras_adamw(accumulation):
 
 
 @pytest.mark.only_backend("tensorflow", reason="the scalars are computed once per step on TensorFlow only, where every "
-                          "traced op costs time; JAX merges the repeats in XLA and torch runs them eagerly")
+                          "traced op costs time; JAX merges the repeats in XLA and torch computes them once in its foreach update")
 def test_adamw_evaluates_the_schedule_once_per_traced_step_on_tensorflow():
     ours, _ = _fit_with(BertAdamW)
     keras_own, _ = _fit_with(keras_adamw)
