@@ -1,5 +1,6 @@
 """Shared pieces of the preprocessing tests: data paths, cached tokenizers."""
 
+import collections
 import functools
 import os
 from pathlib import Path
@@ -120,3 +121,26 @@ FAMILY_HARD_CASES = [
     "",
     "   ",
 ]
+
+
+def check_eager_graphs_are_shared(make, make_other, texts, monkeypatch):
+    """`make()` twice: the second runs the first's traced graph in eager calls (same ids, no trace of its own);
+    `make_other()` (other options) traces its own; a call in a graph (tf.data) traces the tokenizer's own,
+    whose resources that graph captures. The registry starts empty, so other tests' tokenizers cannot count."""
+    # Here, as in family_tokenizers: this module loads TensorFlow and the package only when a test asks.
+    import tensorflow as tf
+
+    from keras_bert.preprocessing import _shared_graphs
+
+    monkeypatch.setattr(_shared_graphs, "_graphs_by_key", collections.OrderedDict())
+    first, second = make(), make()
+    expected = first.tokenize(texts).to_list()
+    assert second.tokenize(texts).to_list() == expected
+    assert first._graphs.tokenize.experimental_get_tracing_count() == 1
+    assert second._graphs.tokenize.experimental_get_tracing_count() == 0
+    other = make_other()
+    other.tokenize(texts)
+    assert other._graphs.tokenize.experimental_get_tracing_count() == 1
+    mapped = tf.data.Dataset.from_tensor_slices(texts).batch(len(texts)).map(second.tokenize)
+    assert next(iter(mapped)).to_list() == expected
+    assert second._graphs.tokenize.experimental_get_tracing_count() == 1

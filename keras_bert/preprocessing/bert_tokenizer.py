@@ -13,7 +13,7 @@ from keras_bert._utf8 import read_utf8
 from keras_bert.converters.checkpoint import resolve_location
 from keras_bert.converters.tokenizer_files import find_vocabulary, read_do_lower_case
 from keras_bert.preprocessing import _bert_text
-from keras_bert.preprocessing._shared_graphs import shared_graphs
+from keras_bert.preprocessing._shared_graphs import eager_graphs
 
 # Plain graph code without Python control flow on tensors: skipping AutoGraph
 # saves ~1 s of tracing every time a tf.data pipeline maps over it.
@@ -409,13 +409,9 @@ class BertTokenizer(tf.Module):
     # -------------------------------------------------------------- internals
     def _traced(self):
         """This tokenizer's graphs; in an eager call, those an equal tokenizer traced first (see _shared_graphs)."""
-        if not tf.executing_eagerly():
-            return self._graphs
-        if self._graphs.eager is None:  # looked up once: the key hashes the whole vocabulary
-            key = (type(self), self._vocabulary, self.lowercase, self.strip_accents, self.tokenize_chinese_chars,
-                   self.special_tokens_in_strings, self.max_chars_per_word)
-            self._graphs.eager = shared_graphs(key, self._graphs)
-        return self._graphs.eager
+        return eager_graphs(self._graphs, lambda: (
+            type(self), self._vocabulary, self.lowercase, self.strip_accents, self.tokenize_chinese_chars,
+            self.special_tokens_in_strings, self.max_chars_per_word))
 
     def _as_batch(self, strings):
         if isinstance(strings, tf.RaggedTensor):

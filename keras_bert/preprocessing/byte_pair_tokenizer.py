@@ -10,6 +10,7 @@ import tensorflow_text as tf_text
 from keras_bert._untracked import untracked
 from keras_bert.converters.tokenizer_files import find_tokenizer_files
 from keras_bert.preprocessing import _special_tokens
+from keras_bert.preprocessing._shared_graphs import eager_graphs
 
 # Plain graph code without Python control flow on tensors (see bert_tokenizer.py).
 _no_autograph = tf.autograph.experimental.do_not_convert
@@ -152,7 +153,10 @@ class BytePairTokenizer(tf.Module):
         self._specials = _special_tokens.SpecialTokenSplitter({t: vocabulary[t] for t in SPECIAL_TOKENS.values()})
         spec = [tf.TensorSpec([None], tf.string)]
         # Untracked: a SavedModel holding the tokenizer does not need this graph again (see keras_bert/_untracked.py).
-        self._graphs = untracked(tokenize=tf.function(self._tokenize_1d, input_signature=spec, autograph=False))
+        self._graphs = untracked(
+            tokenize=tf.function(self._tokenize_1d, input_signature=spec, autograph=False),
+            eager=None,  # the graphs eager calls run: see `_traced`
+        )
 
     # ------------------------------------------------------------------ config
     @classmethod
@@ -221,7 +225,7 @@ class BytePairTokenizer(tf.Module):
             `(batch_size, None)`. No `<s>`/`</s>` are added.
         """
         text, scalar = _special_tokens.as_batch(strings)
-        ids = self._graphs.tokenize(text)
+        ids = self._traced().tokenize(text)
         return ids[0] if scalar else ids
 
     @_no_autograph
@@ -251,6 +255,11 @@ class BytePairTokenizer(tf.Module):
         return text[0] if scalar else text
 
     # -------------------------------------------------------------- internals
+    def _traced(self):
+        """This tokenizer's graphs; in an eager call, those an equal tokenizer traced first (see _shared_graphs)."""
+        return eager_graphs(self._graphs, lambda: (
+            type(self), frozenset(self._vocabulary.items()), tuple(self._merges), self.special_tokens_in_strings))
+
     def _words(self, text):
         """`(n,)` text pieces → ragged `(n, words)`: GPT-2's pre-tokenization."""
         check = tf.debugging.assert_equal(

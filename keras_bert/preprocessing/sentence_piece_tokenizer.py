@@ -11,6 +11,7 @@ import tensorflow_text as tf_text
 from keras_bert._untracked import untracked
 from keras_bert.converters.tokenizer_files import find_tokenizer_files
 from keras_bert.preprocessing import _bert_text, _special_tokens
+from keras_bert.preprocessing._shared_graphs import eager_graphs
 
 # Plain graph code without Python control flow on tensors (see bert_tokenizer.py).
 _no_autograph = tf.autograph.experimental.do_not_convert
@@ -163,7 +164,10 @@ class SentencePieceTokenizer(tf.Module):
         )
         spec = [tf.TensorSpec([None], tf.string)]
         # Untracked: a SavedModel holding the tokenizer does not need this graph again (see keras_bert/_untracked.py).
-        self._graphs = untracked(tokenize=tf.function(self._tokenize_1d, input_signature=spec, autograph=False))
+        self._graphs = untracked(
+            tokenize=tf.function(self._tokenize_1d, input_signature=spec, autograph=False),
+            eager=None,  # the graphs eager calls run: see `_traced`
+        )
 
     # ------------------------------------------------------------------ config
     @classmethod
@@ -249,7 +253,7 @@ class SentencePieceTokenizer(tf.Module):
             `(batch_size, None)`. No `[CLS]`/`[SEP]` are added.
         """
         text, scalar = _special_tokens.as_batch(strings)
-        ids = self._graphs.tokenize(text)
+        ids = self._traced().tokenize(text)
         return ids[0] if scalar else ids
 
     @_no_autograph
@@ -275,6 +279,12 @@ class SentencePieceTokenizer(tf.Module):
         return text[0] if scalar else text
 
     # -------------------------------------------------------------- internals
+    def _traced(self):
+        """This tokenizer's graphs; in an eager call, those an equal tokenizer traced first (see _shared_graphs)."""
+        return eager_graphs(self._graphs, lambda: (
+            type(self), self._proto, self.lowercase, self.keep_accents, self.special_tokens_in_strings,
+            self.split_number_commas))
+
     def _normalize(self, text):
         """transformers' AlbertTokenizer normalizers before the model's own."""
         text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)

@@ -14,7 +14,13 @@ import tensorflow as tf
 
 from keras_bert.preprocessing.byte_pair_tokenizer import BytePairTokenizer
 from keras_bert.preprocessing.input_packer import BertInputPacker
-from preprocessing_helpers import FAMILY_HARD_CASES, family_folder, family_tokenizers, real_lines_per_file
+from preprocessing_helpers import (
+    FAMILY_HARD_CASES,
+    check_eager_graphs_are_shared,
+    family_folder,
+    family_tokenizers,
+    real_lines_per_file,
+)
 
 # Text preprocessing does the same thing whatever KERAS_BACKEND is; one pass keeps the suite in budget.
 pytestmark = pytest.mark.only_backend(
@@ -45,6 +51,14 @@ def test_tf_data_and_tf_function_equal_eager():
     assert [row for batch in dataset for row in batch.to_list()] == eager
     assert ours.tokenize(texts[0]).numpy().tolist() == eager[0]
 
+
+
+def test_equal_tokenizers_share_eager_graphs_and_keep_their_own_in_graphs(monkeypatch):
+    folder = family_folder("roberta")
+    check_eager_graphs_are_shared(
+        lambda: BytePairTokenizer.from_pretrained(folder), lambda: BytePairTokenizer.from_pretrained(folder, special_tokens_in_strings=False),
+        FAMILY_HARD_CASES[:6], monkeypatch,
+    )
 
 def test_detokenize_gives_the_text_back_and_config_round_trips():
     ours, reference = family_tokenizers("roberta")

@@ -15,7 +15,13 @@ import tensorflow as tf
 
 from keras_bert.preprocessing.input_packer import BertInputPacker
 from keras_bert.preprocessing.sentence_piece_tokenizer import SentencePieceTokenizer
-from preprocessing_helpers import FAMILY_HARD_CASES, family_folder, family_tokenizers, real_lines_per_file
+from preprocessing_helpers import (
+    FAMILY_HARD_CASES,
+    check_eager_graphs_are_shared,
+    family_folder,
+    family_tokenizers,
+    real_lines_per_file,
+)
 
 # Text preprocessing does the same thing whatever KERAS_BACKEND is; one pass keeps the suite in budget.
 pytestmark = pytest.mark.only_backend(
@@ -89,6 +95,14 @@ def test_tf_data_and_tf_function_equal_eager():
     assert [row for batch in dataset for row in batch.to_list()] == eager
     assert ours.tokenize(texts[0]).numpy().tolist() == eager[0]
 
+
+
+def test_equal_tokenizers_share_eager_graphs_and_keep_their_own_in_graphs(monkeypatch):
+    folder = family_folder("albert")
+    check_eager_graphs_are_shared(
+        lambda: SentencePieceTokenizer.from_pretrained(folder), lambda: SentencePieceTokenizer.from_pretrained(folder, lowercase=False),
+        FAMILY_HARD_CASES[:6], monkeypatch,
+    )
 
 def test_special_ids_detokenize_and_config_round_trip():
     ours, reference = family_tokenizers("albert")
