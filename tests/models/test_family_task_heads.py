@@ -72,6 +72,13 @@ def test_distilbert_heads_name_a_missing_feature_but_ignore_segment_ids():
     with_segments = numpy_tree(head(inputs))
     without = numpy_tree(head({k: v for k, v in inputs.items() if k != "segment_ids"}))
     np.testing.assert_allclose(with_segments, without)
+    # The batch methods drop it too (JAX read the wrong arrays as inputs when they did not).
+    np.testing.assert_allclose(head.predict_on_batch(inputs), without, atol=1e-6)
+    head.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer="sgd")
+    labels = np.array([0, 1])
+    features = {k: v for k, v in inputs.items() if k != "segment_ids"}
+    np.testing.assert_allclose(head.test_on_batch(inputs, labels), head.test_on_batch(features, labels), rtol=1e-6)
+    assert np.all(np.isfinite(head.train_on_batch(inputs, labels)))
     assert head.unused_features == ("segment_ids",)
     with pytest.raises(ValueError, match="Missing: \\['padding_mask'\\]"):
         head({"token_ids": inputs["token_ids"], "segment_ids": inputs["segment_ids"]})
