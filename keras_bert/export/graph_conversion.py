@@ -27,6 +27,7 @@ multiple choice); its outputs are the model's own, named by `output_names`.
   NaN); the batch is dynamic, the length fixed (TFLite's shape signature).
 """
 
+import contextlib
 import os
 
 import keras
@@ -104,7 +105,9 @@ def to_onnx(model, task, path, opset=DEFAULT_OPSET):
             "(protobuf's limit), so this model cannot be exported to ONNX as one file"
         )
     forward, signature, names, weights = _stateless_token_id_function(model, task)
-    with graph_export_form():  # from_function traces `forward`
+    # The scope the model's own predict runs in (`BertTask.inference_scope`; a backbone has none).
+    inference_scope = getattr(model, "inference_scope", contextlib.nullcontext)
+    with graph_export_form(), inference_scope():  # from_function traces `forward`
         proto, _ = tf2onnx.convert.from_function(
             forward, input_signature=signature, opset=opset, custom_op_handlers={"Erfc": (_erfc_handler, [])},
         )
@@ -233,7 +236,8 @@ def to_litert(model, task, path, sequence_length):
         outputs = forward(token_ids, segment_ids, padding_mask)
         return [outputs[name] for name in names]
 
-    with graph_export_form():
+    inference_scope = getattr(model, "inference_scope", contextlib.nullcontext)  # as in `to_onnx`
+    with graph_export_form(), inference_scope():
         frozen = convert_variables_to_constants_v2(as_list.get_concrete_function())
     # An empty trackable object: the frozen function holds no variables, and passing one keeps the signature.
     converter = tf.lite.TFLiteConverter.from_concrete_functions([frozen], tf.Module())

@@ -21,6 +21,7 @@ Signatures:
   `task_outputs.py`).
 """
 
+import contextlib
 import math
 
 import tensorflow as tf
@@ -174,7 +175,9 @@ class BertServingModule(tf.Module):
 
     # --------------------------------------------------------------- helpers
     def _call_model(self, inputs):
-        outputs = self._keras.model(inputs, training=False)
+        # Traced in the scope the model's own predict runs in (`BertTask.inference_scope`; a backbone has none).
+        with getattr(self._keras.model, "inference_scope", contextlib.nullcontext)():
+            outputs = self._keras.model(inputs, training=False)
         if self._task == "backbone":
             return {k: tf.cast(outputs[k], tf.float32) for k in ("sequence_output", "pooled_output")}
         if isinstance(outputs, dict):

@@ -24,6 +24,8 @@ dtype, id ranges, length) before the graph runs, so bad ids fail with the
 same message and never reach an embedding kernel.
 """
 
+import contextlib
+
 import numpy as np
 
 import keras
@@ -146,7 +148,9 @@ class TracedTorchModel:
             def forward(self, inputs):
                 return model(inputs, training=False)
 
-        with torch.no_grad():
+        # The scope the model's own predict runs in (`BertTask.inference_scope`; a backbone has none).
+        inference_scope = getattr(model, "inference_scope", contextlib.nullcontext)
+        with torch.no_grad(), inference_scope():
             return torch.export.export(
                 Forward(), (), kwargs={"inputs": self._example_inputs()}, dynamic_shapes=self._dynamic_shapes(),
                 strict=False,

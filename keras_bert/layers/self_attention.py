@@ -46,6 +46,9 @@ class SelfAttention(keras.layers.Layer):
         training: bool, whether dropout is active.
         return_attention_scores: bool. If True, also return the attention
             probabilities.
+        first_query_only: bool. Compute the output of the first position only
+            (it still attends to every key): shape `(batch_size, 1, hidden_dim)`.
+            Takes `padding_mask` only.
 
     Returns:
         Float tensor of shape `(batch_size, sequence_length, hidden_dim)`; with
@@ -104,12 +107,19 @@ class SelfAttention(keras.layers.Layer):
         self.probs_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name="probs_dropout")
         self.built = True
 
-    def call(self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
+    def call(
+        self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False,
+        first_query_only=False,
+    ):
         qkv = linear(self.qkv_dense, x)  # (batch, seq, 3, heads, head_dim)
         # unstack, not three slices: on TensorFlow each slice's gradient is a full-size zero-padded
         # tensor (StridedSliceGrad) summed with the others, which made our train step 0.80x
         # keras-hub's; unstack's gradient is one stack.
         query, key, value = ops.unstack(qkv, 3, axis=2)  # each (batch, seq, heads, head_dim)
+        if first_query_only:  # the first position attends to every key; no other query is computed
+            if attention_mask is not None:
+                raise ValueError("`first_query_only` takes a `padding_mask`, not a per-query `attention_mask`.")
+            query = query[:, :1]
         key_mask = None
         if padding_mask is not None:
             key_mask = ops.cast(padding_mask, "bool")[:, None, None, :]  # (batch, 1, 1, seq)

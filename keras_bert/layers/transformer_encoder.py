@@ -1,11 +1,17 @@
 """One BERT encoder block: self-attention and a GELU feed-forward network."""
 
+import contextlib
+import contextvars
+
 import keras
 from keras import ops
 
 from keras_bert.layers._fused import gelu, layer_norm, linear
 from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
 from keras_bert.layers.self_attention import SelfAttention
+
+# The block that computes its first position only while `first_token_only(block)` is active.
+_FIRST_TOKEN_BLOCK = contextvars.ContextVar("keras_bert_first_token_block", default=None)
 
 # Feed-forward activations by name: the two GELUs differ by up to ~1e-3, enough to break checkpoint parity.
 ACTIVATIONS = {
@@ -51,6 +57,10 @@ class TransformerEncoder(keras.layers.Layer):
             attend to (packed sequences); optional.
         training: bool, whether dropout is active.
         return_attention_scores: bool. Also return the attention probabilities.
+        first_token_only: bool. Compute the block's output at the first
+            position only, `(batch_size, 1, hidden_dim)` (see
+            `first_token_only`); takes `padding_mask` only. Also on while the
+            block is inside `first_token_only(block)`.
 
     Returns:
         Float tensor of shape `(batch_size, sequence_length, hidden_dim)`, and
@@ -126,7 +136,13 @@ class TransformerEncoder(keras.layers.Layer):
         h = ACTIVATIONS[self.activation](h)
         return self.output_dropout(linear(self.output_dense, h), training=training)
 
-    def call(self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
+    def call(
+        self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False,
+        first_token_only=False,
+    ):
+        first_token_only = first_token_only or _FIRST_TOKEN_BLOCK.get() is self
+        if first_token_only and return_attention_scores:
+            raise ValueError("`first_token_only` computes one query; it cannot return every query's attention scores.")
         attention_input = layer_norm(self.attention_layer_norm, x) if self.normalize_first else x
         attended = self.attention(
             attention_input,
@@ -134,9 +150,12 @@ class TransformerEncoder(keras.layers.Layer):
             attention_mask=attention_mask,
             training=training,
             return_attention_scores=return_attention_scores,
+            first_query_only=first_token_only,
         )
         if return_attention_scores:
             attended, probs = attended
+        if first_token_only:
+            x = x[:, :1]  # every later step is per position
         attended = self.attention_dropout(attended, training=training)
 
         if self.normalize_first:
@@ -161,3 +180,25 @@ class TransformerEncoder(keras.layers.Layer):
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             "activation": self.activation,
         }
+
+
+@contextlib.contextmanager
+def first_token_only(block):
+    """While active, the `TransformerEncoder` `block` computes its output at the first position only.
+
+    For a model that reads nothing of the last block's output but the first
+    position ([CLS]: BERT's pooler, a "cls" classifier head), the rest of
+    that block's work is thrown away: its feed-forward network and output
+    projection (three quarters of the block's matmuls) and every query but
+    one. Its keys and values still come from every position, so the first
+    position's output is the same up to float rounding. The block returns
+    `(batch_size, 1, hidden_dim)`; whatever reads the block's other positions
+    must not run inside this scope. A block called more than once in one
+    forward pass (ALBERT's shared block) would be cut at every call: the
+    caller must pass a block that runs once.
+    """
+    token = _FIRST_TOKEN_BLOCK.set(block)
+    try:
+        yield
+    finally:
+        _FIRST_TOKEN_BLOCK.reset(token)

@@ -1,5 +1,6 @@
 """BertTask: what every BERT model with a head shares."""
 
+import contextlib
 import inspect
 from collections.abc import Mapping
 
@@ -205,6 +206,19 @@ class BertTask(keras.Model):
 
     def test_on_batch(self, x, *args, **kwargs):
         return super().test_on_batch(self.drop_unused_features(x), *args, **kwargs)
+
+    def predict_step(self, *args, **kwargs):
+        with self.inference_scope():
+            return super().predict_step(*args, **kwargs)
+
+    def inference_scope(self):
+        """A context for inference-only forward passes: `predict`, `predict_on_batch` and the exports run in it.
+
+        Here it changes nothing; a task that reads only part of the backbone's
+        output skips the rest in it (`BertClassifier`: its last block at [CLS]).
+        `fit`, `evaluate` and a direct call run without it.
+        """
+        return contextlib.nullcontext()
 
     def _check_data(self, x, y=None):
         check_fit_data(x, self.backbone.input_limits, self._model_input_names(), self.name, choices=self.has_choices_axis)

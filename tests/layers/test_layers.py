@@ -246,6 +246,30 @@ def test_transformer_encoder(tmp_path, normalize_first):
     )
 
 
+
+@pytest.mark.parametrize("normalize_first", [False, True])
+def test_transformer_encoder_first_token_only_is_the_first_row_of_the_full_output(normalize_first):
+    """The first position's output alone (it still attends to every key, padding masked), by argument and by
+    scope; any other block in the scope computes every position."""
+    from keras_bert.layers.transformer_encoder import first_token_only
+
+    layer = TransformerEncoder(num_heads=4, intermediate_dim=32, normalize_first=normalize_first)
+    other = TransformerEncoder(num_heads=4, intermediate_dim=32, normalize_first=normalize_first)
+    x, mask = hidden_states(), padding_mask()
+    full = keras.ops.convert_to_numpy(layer(x, padding_mask=mask))
+    first = keras.ops.convert_to_numpy(layer(x, padding_mask=mask, first_token_only=True))
+    assert first.shape == (BATCH, 1, HIDDEN)
+    np.testing.assert_allclose(first, full[:, :1], atol=1e-5)
+    with first_token_only(layer):
+        scoped = keras.ops.convert_to_numpy(layer(x, padding_mask=mask))
+        assert keras.ops.convert_to_numpy(other(x, padding_mask=mask)).shape == (BATCH, SEQ, HIDDEN)
+    np.testing.assert_allclose(scoped, first, atol=1e-6)
+    assert keras.ops.convert_to_numpy(layer(x, padding_mask=mask)).shape == (BATCH, SEQ, HIDDEN)  # scope left
+    with pytest.raises(ValueError, match="attention scores"):
+        layer(x, padding_mask=mask, first_token_only=True, return_attention_scores=True)
+    with pytest.raises(ValueError, match="padding_mask"):
+        layer(x, attention_mask=np.ones((BATCH, SEQ, SEQ), "int32"), first_token_only=True)
+
 def test_transformer_encoder_uses_exact_gelu():
     layer = TransformerEncoder(num_heads=2, intermediate_dim=8)
     layer.build((None, None, HIDDEN))
