@@ -6,8 +6,7 @@ import keras
 
 from keras_bert.layers._utils import check_rate, get_initializer
 from keras_bert.layers.sentence_pooling import SentencePooling
-from keras_bert.layers.transformer_encoder import TransformerEncoder, first_token_only
-from keras_bert.models.bert_task import BertTask, check_label_names, check_num_classes
+from keras_bert.models.bert_task import BertTask, check_label_names, check_num_classes, cls_only_scope
 from keras_bert.option_values import POOLING_MODES
 
 
@@ -112,38 +111,19 @@ class BertClassifier(BertTask):
         return self.num_classes == 1
 
     def inference_scope(self):
-        """A context in which this model's forward pass computes its last block at [CLS] only.
+        """With `pooling="cls"`, a context in which the forward pass computes the last block at [CLS] only.
 
-        With `pooling="cls"` the head reads `pooled_output`, which every
-        backbone of the family takes from the first position of the last
-        block's output (BERT's and RoBERTa's pooler, DistilBERT's and
-        ELECTRA's [CLS] vector). So inside this scope that block runs its
-        feed-forward network and output projection on [CLS] alone
-        (`keras_bert.layers.transformer_encoder.first_token_only`): the same
-        logits up to float rounding, without three quarters of that block's
-        projection FLOPs (with intermediate_dim = 4 x hidden_dim).
-        `predict`, `predict_on_batch`, `TracedTorchModel` and the SavedModel,
-        ONNX and LiteRT exports run in it; `fit`, `evaluate` and a direct call
-        do not. A no-op where it does not apply: mean pooling, a backbone that
-        shares its blocks (ALBERT), takes packed inputs or outputs attention
-        scores.
+        The head then reads only `pooled_output`, the first position of the
+        last block, so that block runs its feed-forward network and output
+        projection on [CLS] alone (`cls_only_scope`; keys and values still
+        from every position): the same logits up to float rounding, without
+        three quarters of that block's projection FLOPs (intermediate_dim =
+        4 x hidden_dim). `predict`, `predict_on_batch`, `TracedTorchModel` and
+        the SavedModel, ONNX and LiteRT exports run in it; `fit`, `evaluate`
+        and a direct call do not. A no-op for mean pooling and where
+        `cls_only_scope` does not apply (ALBERT, packed inputs, attention outputs).
         """
-        block = self._last_block_read_at_cls()
-        return first_token_only(block) if block is not None else contextlib.nullcontext()
-
-    def _last_block_read_at_cls(self):
-        backbone = self.backbone
-        blocks = getattr(backbone, "transformer_layers", None)
-        if (
-            self.pooling != "cls"
-            or not blocks
-            or not isinstance(blocks[-1], TransformerEncoder)
-            or sum(block is blocks[-1] for block in blocks) != 1
-            or getattr(backbone, "packed_inputs", False)
-            or getattr(backbone, "output_attentions", False)
-        ):
-            return None
-        return blocks[-1]
+        return cls_only_scope(self.backbone) if self.pooling == "cls" else contextlib.nullcontext()
 
     def compile_defaults(self):
         """Sparse categorical cross-entropy on the logits and accuracy; for

@@ -4,7 +4,7 @@ import keras
 
 from keras_bert.layers._utils import check_rate, get_initializer
 from keras_bert.layers.choice_reshape import FlattenChoices, UnflattenChoices
-from keras_bert.models.bert_task import BertTask
+from keras_bert.models.bert_task import BertTask, cls_only_scope
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -68,6 +68,10 @@ class BertMultipleChoice(BertTask):
         # === Config ===
         self.dropout = dropout
         self.kernel_initializer = get_initializer(kernel_initializer)
+
+    def inference_scope(self):
+        """The head reads only `pooled_output`: inference computes the last block at [CLS] only (`cls_only_scope`)."""
+        return cls_only_scope(self.backbone)
 
     def compile_defaults(self):
         """Cross-entropy of the softmax across choices, and accuracy."""

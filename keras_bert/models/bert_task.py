@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import keras
 
 from keras_bert.converters.checkpoint import read_checkpoint
+from keras_bert.layers.transformer_encoder import TransformerEncoder, first_token_only
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs, check_labels
 from keras_bert.models.pretrained import build_from_checkpoint, task_head_arguments
@@ -324,3 +325,24 @@ class BertTask(keras.Model):
 
 def _is_auto(value):
     return isinstance(value, str) and value == "auto"
+
+
+def cls_only_scope(backbone):
+    """`first_token_only` on `backbone`'s last block, for a head that reads only its `pooled_output`; else a no-op.
+
+    Every backbone of the family takes `pooled_output` from the first position
+    of the last block's output (BERT's and RoBERTa's pooler, DistilBERT's and
+    ELECTRA's [CLS] vector). Not cut: a backbone that shares its blocks
+    (ALBERT: the one block would be cut at every pass), takes packed inputs
+    (one [CLS] per packed example) or outputs attention scores.
+    """
+    blocks = getattr(backbone, "transformer_layers", None)
+    if (
+        not blocks
+        or not isinstance(blocks[-1], TransformerEncoder)
+        or sum(block is blocks[-1] for block in blocks) != 1
+        or getattr(backbone, "packed_inputs", False)
+        or getattr(backbone, "output_attentions", False)
+    ):
+        return contextlib.nullcontext()
+    return first_token_only(blocks[-1])

@@ -1,4 +1,5 @@
-"""BertClassifier's inference scope: `predict` computes the last block at [CLS] only, on every family backbone.
+"""The inference scope: a classifier's (and a multiple-choice model's) `predict` computes the last block at [CLS]
+only, on every family backbone.
 
 The logits must equal the full forward pass (a direct call, which runs every
 position), the cut must really happen (the backbone's last output is one
@@ -13,7 +14,14 @@ import numpy as np
 import pytest
 
 from harness import random_bert_inputs, tiny_backbone
-from keras_bert.models import AlbertBackbone, BertClassifier, DistilBertBackbone, ElectraBackbone, RobertaBackbone
+from keras_bert.models import (
+    AlbertBackbone,
+    BertClassifier,
+    BertMultipleChoice,
+    DistilBertBackbone,
+    ElectraBackbone,
+    RobertaBackbone,
+)
 
 VOCAB, BATCH, SEQ = 40, 4, 10
 SIZES = dict(vocabulary_size=VOCAB, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, dropout=0.0)
@@ -72,3 +80,15 @@ def test_an_int8_classifier_predicts_its_own_logits_at_cls(frozen_gc):
     assert last_output_length(model, x) == 1
     np.testing.assert_allclose(model.predict_on_batch(x), keras.ops.convert_to_numpy(model(x)), atol=1e-5)
 
+
+
+def test_multiple_choice_predict_cuts_the_last_block_to_cls_and_keeps_the_scores():
+    keras.utils.set_random_seed(3)
+    model = BertMultipleChoice(tiny_backbone(vocabulary_size=VOCAB), dropout=0.0)
+    flat = inputs()  # 4 rows: 2 questions x 2 choices
+    x = {k: v.reshape(2, 2, SEQ) for k, v in flat.items()}
+    full = keras.ops.convert_to_numpy(model(x, training=False))
+    assert full.shape == (2, 2)
+    np.testing.assert_allclose(model.predict_on_batch(x), full, atol=1e-5)
+    with model.inference_scope():
+        assert int(keras.ops.shape(model.backbone(flat)["sequence_output"])[1]) == 1
