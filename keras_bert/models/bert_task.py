@@ -216,7 +216,8 @@ class BertTask(keras.Model):
         """A context for inference-only forward passes: `predict`, `predict_on_batch` and the exports run in it.
 
         Here it changes nothing; a task that reads only part of the backbone's
-        output skips the rest in it (`BertClassifier`: its last block at [CLS]).
+        output skips the rest in it (`BertClassifier` with [CLS] pooling and
+        `BertMultipleChoice`: the last block at [CLS], see `cls_only_scope`).
         `fit`, `evaluate` and a direct call run without it.
         """
         return contextlib.nullcontext()
