@@ -27,7 +27,6 @@ multiple choice); its outputs are the model's own, named by `output_names`.
   NaN); the batch is dynamic, the length fixed (TFLite's shape signature).
 """
 
-import contextlib
 import os
 
 import keras
@@ -36,6 +35,7 @@ import tensorflow as tf
 
 from keras_bert.export import onnx_rewrites
 from keras_bert.layers._fused import graph_export_form
+from keras_bert.models.bert_task import inference_scope_of
 
 DEFAULT_OPSET = 17
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
@@ -105,9 +105,8 @@ def to_onnx(model, task, path, opset=DEFAULT_OPSET):
             "(protobuf's limit), so this model cannot be exported to ONNX as one file"
         )
     forward, signature, names, weights = _stateless_token_id_function(model, task)
-    # The scope the model's own predict runs in (`BertTask.inference_scope`; a backbone has none).
-    inference_scope = getattr(model, "inference_scope", contextlib.nullcontext)
-    with graph_export_form(), inference_scope():  # from_function traces `forward`
+    # Traced in the scope the model's own predict runs in.
+    with graph_export_form(), inference_scope_of(model):  # from_function traces `forward`
         proto, _ = tf2onnx.convert.from_function(
             forward, input_signature=signature, opset=opset, custom_op_handlers={"Erfc": (_erfc_handler, [])},
         )
@@ -236,8 +235,7 @@ def to_litert(model, task, path, sequence_length):
         outputs = forward(token_ids, segment_ids, padding_mask)
         return [outputs[name] for name in names]
 
-    inference_scope = getattr(model, "inference_scope", contextlib.nullcontext)  # as in `to_onnx`
-    with graph_export_form(), inference_scope():
+    with graph_export_form(), inference_scope_of(model):  # as in `to_onnx`
         frozen = convert_variables_to_constants_v2(as_list.get_concrete_function())
     # An empty trackable object: the frozen function holds no variables, and passing one keeps the signature.
     converter = tf.lite.TFLiteConverter.from_concrete_functions([frozen], tf.Module())

@@ -21,13 +21,13 @@ Signatures:
   `task_outputs.py`).
 """
 
-import contextlib
 import math
 
 import tensorflow as tf
 
 from keras_bert._untracked import untracked
 from keras_bert.export import task_outputs
+from keras_bert.models.bert_task import inference_scope_of
 from keras_bert.preprocessing.input_packer import BertInputPacker
 
 TOKEN_ID_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -175,8 +175,7 @@ class BertServingModule(tf.Module):
 
     # --------------------------------------------------------------- helpers
     def _call_model(self, inputs):
-        # Traced in the scope the model's own predict runs in (`BertTask.inference_scope`; a backbone has none).
-        with getattr(self._keras.model, "inference_scope", contextlib.nullcontext)():
+        with inference_scope_of(self._keras.model):  # traced in the scope the model's own predict runs in
             outputs = self._keras.model(inputs, training=False)
         if self._task == "backbone":
             return {k: tf.cast(outputs[k], tf.float32) for k in ("sequence_output", "pooled_output")}

@@ -24,13 +24,12 @@ dtype, id ranges, length) before the graph runs, so bad ids fail with the
 same message and never reach an embedding kernel.
 """
 
-import contextlib
-
 import numpy as np
 
 import keras
 
 from keras_bert.export.runtime_model import predict_in_batches
+from keras_bert.models.bert_task import inference_scope_of
 from keras_bert.models.input_checks import check_inputs
 
 # torch.compile modes worth naming; None = the exported graph alone (no compile time).
@@ -148,9 +147,7 @@ class TracedTorchModel:
             def forward(self, inputs):
                 return model(inputs, training=False)
 
-        # The scope the model's own predict runs in (`BertTask.inference_scope`; a backbone has none).
-        inference_scope = getattr(model, "inference_scope", contextlib.nullcontext)
-        with torch.no_grad(), inference_scope():
+        with torch.no_grad(), inference_scope_of(model):  # traced in the scope the model's own predict runs in
             return torch.export.export(
                 Forward(), (), kwargs={"inputs": self._example_inputs()}, dynamic_shapes=self._dynamic_shapes(),
                 strict=False,

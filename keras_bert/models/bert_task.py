@@ -347,3 +347,8 @@ def cls_only_scope(backbone):
     ):
         return contextlib.nullcontext()
     return first_token_only(blocks[-1])
+
+
+def inference_scope_of(model):
+    """`model.inference_scope()` for a task model; a no-op for a backbone (it returns everything it computes)."""
+    return getattr(model, "inference_scope", contextlib.nullcontext)()
