@@ -7,7 +7,10 @@ imported on first use, so `import keras_bert` works without TensorFlow.
 
 import importlib
 
-from keras_bert import _command_line_startup
+from keras_bert import _command_line_startup, _moved_modules
+
+# Old module paths (`keras_bert.finetuning`, ...) still import, with a DeprecationWarning.
+_moved_modules.install()
 
 # The public names that need only keras, by the module that defines them.
 _MODEL_NAMES = {
@@ -71,12 +74,12 @@ _LAZY = {
 # without importing their dependencies up front.
 _SUBMODULES = ("cli", "converters", "distribution", "examples", "export", "jobs", "metrics", "pipelines", "preprocessing")
 # Where modules of the layout before issue 16 went, so `keras_bert.finetuning.finetune` keeps working.
-_MOVED_MODULES = {
-    "finetuning": "keras_bert.jobs.finetune",
-    "pretraining": "keras_bert.jobs.pretrain",
-    "checkpointing": "keras_bert.jobs.checkpointing",
-    "text_pipelines": "keras_bert.pipelines",
-}
+_moved_modules.MOVED_MODULES.update({
+    "keras_bert.finetuning": "keras_bert.jobs.finetune",
+    "keras_bert.pretraining": "keras_bert.jobs.pretrain",
+    "keras_bert.checkpointing": "keras_bert.jobs.checkpointing",
+    "keras_bert.text_pipelines": "keras_bert.pipelines",
+})
 
 
 def __getattr__(name):
@@ -86,8 +89,8 @@ def __getattr__(name):
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _SUBMODULES:
         return importlib.import_module(f"keras_bert.{name}")
-    if name in _MOVED_MODULES:
-        return importlib.import_module(_MOVED_MODULES[name])
+    if f"keras_bert.{name}" in _moved_modules.MOVED_MODULES:
+        return importlib.import_module(f"keras_bert.{name}")
     raise AttributeError(f"module 'keras_bert' has no attribute {name!r}")
 
 

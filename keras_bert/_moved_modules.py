@@ -1,0 +1,47 @@
+"""Old module paths of keras_bert that still import, with a DeprecationWarning naming the new path.
+
+When a module moves, its old dotted path goes into `MOVED_MODULES`; `import
+keras_bert.old.path` (or `from keras_bert.old.path import name`) then gives
+the new module itself, so every name in it, and says once where it went. The
+finder is installed by `keras_bert/__init__.py`; it never imports anything
+until an old path is asked for.
+"""
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
+
+# old dotted path -> new dotted path
+MOVED_MODULES = {}
+
+
+class _MovedModuleLoader(importlib.abc.Loader):
+    def __init__(self, new_name):
+        self.new_name = new_name
+
+    def create_module(self, spec):
+        warnings.warn(
+            f"{spec.name} moved to {self.new_name}; import it from there (the old path will be removed).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module(self.new_name)
+
+    def exec_module(self, module):
+        pass  # the new module is already executed
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        new_name = MOVED_MODULES.get(fullname)
+        if new_name is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _MovedModuleLoader(new_name))
+
+
+def install():
+    """Puts the finder first on `sys.meta_path` (once): an old path must win over a leftover file of that name."""
+    if not any(isinstance(finder, _MovedModuleFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _MovedModuleFinder())
