@@ -41,7 +41,7 @@ if not _command_line_startup.running_as_command_line():
         globals()[_name] = getattr(importlib.import_module(_module), _name)
     del _name, _module
 
-__version__ = "0.1.0"
+from keras_bert._version import __version__  # noqa: E402  (after the start-up choices above)
 
 # Public names whose modules import TensorFlow: resolved lazily (PEP 562).
 _LAZY = {

@@ -23,7 +23,8 @@ import os
 import shlex
 import sys
 
-from keras_bert import __version__, _command_line_startup
+from keras_bert import _command_line_startup
+from keras_bert._version import __version__
 from keras_bert.cli import convert, distill, embed, export, finetune, predict, pretrain, vocab
 from keras_bert.cli.errors import UserError
 

@@ -34,7 +34,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.export import onnx_rewrites
-from keras_bert.layers._fused import graph_export_form
+from keras_bert.layers.graph_export_form import graph_export_form
 from keras_bert.models.bert_task import inference_scope_of
 
 DEFAULT_OPSET = 17
@@ -106,7 +106,7 @@ def to_onnx(model, task, path, opset=DEFAULT_OPSET):
         )
     forward, signature, names, weights = _stateless_token_id_function(model, task)
     # Traced in the scope the model's own predict runs in.
-    with graph_export_form(), inference_scope_of(model):  # from_function traces `forward`
+    with graph_export_form(model), inference_scope_of(model):  # from_function traces `forward`
         proto, _ = tf2onnx.convert.from_function(
             forward, input_signature=signature, opset=opset, custom_op_handlers={"Erfc": (_erfc_handler, [])},
         )
@@ -235,7 +235,7 @@ def to_litert(model, task, path, sequence_length):
         outputs = forward(token_ids, segment_ids, padding_mask)
         return [outputs[name] for name in names]
 
-    with graph_export_form(), inference_scope_of(model):  # as in `to_onnx`
+    with graph_export_form(model), inference_scope_of(model):  # as in `to_onnx`
         frozen = convert_variables_to_constants_v2(as_list.get_concrete_function())
     # An empty trackable object: the frozen function holds no variables, and passing one keeps the signature.
     converter = tf.lite.TFLiteConverter.from_concrete_functions([frozen], tf.Module())

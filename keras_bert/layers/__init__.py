@@ -3,6 +3,7 @@
 from keras_bert.layers.bert_embeddings import BertEmbeddings
 from keras_bert.layers.choice_reshape import FlattenChoices, UnflattenChoices
 from keras_bert.layers.electra_discriminator_head import ElectraDiscriminatorHead
+from keras_bert.layers.graph_export_form import graph_export_form
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.pooler import Pooler
@@ -23,4 +24,5 @@ __all__ = [
     "SpanHead",
     "TransformerEncoder",
     "UnflattenChoices",
+    "graph_export_form",
 ]

@@ -27,30 +27,18 @@ form cuDNN's fused attention accepts (`_full_query_axis_on_gpu`).
 torch, where Keras' `take_along_axis` broadcasts the indices with concrete
 sizes and so pins batch and length when `torch.export` traces the model.
 
-`graph_export_form()` switches `attention` to the form that graph converters
-(tf2onnx, the LiteRT converter) translate well; see `_additive_mask_attention`.
+`attention(..., export_form=True)` and `gelu(x, export_form=True)` give the form
+that graph converters (tf2onnx, the LiteRT converter) translate well; see
+`_additive_mask_attention`. The layers pass it from their `graph_export_form`
+attribute, which `keras_bert.layers.graph_export_form(model)` sets.
 """
 
-import contextlib
-import contextvars
 import math
 
 import keras
 from keras import ops
 
 _SQRT_HALF = math.sqrt(0.5)
-# True while a model is traced for a graph runtime (ONNX, LiteRT); see `graph_export_form`.
-_GRAPH_EXPORT_FORM = contextvars.ContextVar("keras_bert_graph_export_form", default=False)
-
-
-@contextlib.contextmanager
-def graph_export_form():
-    """While active, `attention` is traced as `_additive_mask_attention` (the export converters' form)."""
-    token = _GRAPH_EXPORT_FORM.set(True)
-    try:
-        yield
-    finally:
-        _GRAPH_EXPORT_FORM.reset(token)
 
 
 def linear(layer, x, input_rank=1):
@@ -137,7 +125,7 @@ def layer_norm(layer, x):
     return torch.nn.functional.layer_norm(x, (x.shape[-1],), gamma, beta, layer.epsilon)
 
 
-def gelu(x):
+def gelu(x, export_form=False):
     """The exact GELU, `x * Phi(x)`: `ops.gelu(x, approximate=False)`, written with erf on TensorFlow and JAX.
 
     Both backends' own exact GELU go through erfc: TensorFlow's `tf.nn.gelu`
@@ -152,16 +140,16 @@ def gelu(x):
     layer was the whole gap between our JAX mini forward (32x128) and
     keras-hub's, which uses the tanh approximation. The erf form differs from
     the float64 GELU by at most 1.1e-6 there (erfc: 3.8e-7). Graph exports
-    keep Keras' form, which `onnx_rewrites.gelu_as_erf_plus_one` and the
-    LiteRT converter already take.
+    keep Keras' form (`export_form=True`), which `onnx_rewrites.gelu_as_erf_plus_one`
+    and the LiteRT converter already take.
     """
-    if keras.backend.backend() not in ("tensorflow", "jax") or _GRAPH_EXPORT_FORM.get():
+    if keras.backend.backend() not in ("tensorflow", "jax") or export_form:
         return ops.gelu(x, approximate=False)
     x = ops.convert_to_tensor(x)
     return 0.5 * x * (1.0 + ops.erf(x * _SQRT_HALF))  # ops.erf is tf.math.erf / jax.lax.erf here
 
 
-def attention_dropout_fuses():
+def attention_dropout_fuses(export_form=False):
     """Whether `attention(..., dropout_rate=r)` can drop attention probabilities inside the fused kernel.
 
     torch's `scaled_dot_product_attention` takes `dropout_p` (its flash and
@@ -169,10 +157,10 @@ def attention_dropout_fuses():
     out); Keras' op has no dropout, so on TensorFlow and JAX a layer with
     attention dropout must compute the probabilities itself in training.
     """
-    return keras.backend.backend() == "torch" and not _GRAPH_EXPORT_FORM.get()
+    return keras.backend.backend() == "torch" and not export_form
 
 
-def attention(query, key, value, mask=None, dropout_rate=0.0):
+def attention(query, key, value, mask=None, dropout_rate=0.0, export_form=False):
     """`ops.dot_product_attention(query, key, value, mask=mask)` for BERT's self-attention.
 
     query, key, value: `(batch, seq, heads, head_dim)`; mask: bool, broadcastable
@@ -181,6 +169,7 @@ def attention(query, key, value, mask=None, dropout_rate=0.0):
     `attention_dropout_fuses()` (callers pass it in training only). It draws
     from torch's global generator, as Keras' unseeded `Dropout` does on torch,
     so `keras.utils.set_random_seed` fixes it the same way.
+    export_form: bool. Trace the form graph converters take (`_additive_mask_attention`).
 
     On torch, Keras' op makes query, key and value contiguous after moving the
     heads axis (three copies per layer) and turns the mask into a float bias;
@@ -191,12 +180,12 @@ def attention(query, key, value, mask=None, dropout_rate=0.0):
     checks it stays finite, since NaN would reach the loss through a zero
     sample weight.
     """
-    if dropout_rate and not attention_dropout_fuses():
+    if dropout_rate and not attention_dropout_fuses(export_form):
         raise ValueError(
             f"attention dropout inside the kernel needs the torch backend. Received: dropout_rate={dropout_rate} "
             f"on {keras.backend.backend()}"
         )
-    if _GRAPH_EXPORT_FORM.get():
+    if export_form:
         return _additive_mask_attention(query, key, value, mask)
     if keras.backend.backend() == "jax":
         return ops.dot_product_attention(query, key, value, mask=_full_query_axis_on_gpu(mask, query))

@@ -32,6 +32,7 @@ class ElectraDiscriminatorHead(keras.layers.Layer):
             raise ValueError(f"`activation` must be one of {sorted(ACTIVATIONS)}. Received: activation={activation!r}")
         self.activation = activation
         self.kernel_initializer = get_initializer(kernel_initializer)
+        self.graph_export_form = False  # not configuration: see `keras_bert.layers.graph_export_form`
 
     def build(self, sequence_output_shape):
         hidden_dim = sequence_output_shape[-1]
@@ -52,7 +53,7 @@ class ElectraDiscriminatorHead(keras.layers.Layer):
         self.built = True
 
     def call(self, sequence_output):
-        x = ACTIVATIONS[self.activation](self.dense(sequence_output))  # (batch, seq, hidden)
+        x = ACTIVATIONS[self.activation](self.dense(sequence_output), export_form=self.graph_export_form)  # (batch, seq, hidden)
         logits = self.prediction_dense(x)[..., 0]  # (batch, seq)
         return ops.cast(logits, "float32")
 

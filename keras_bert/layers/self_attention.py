@@ -71,6 +71,8 @@ class SelfAttention(keras.layers.Layer):
         self.dropout = dropout
         self.kernel_initializer = get_initializer(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
+        # Not configuration: set while a model is traced for a graph converter (`graph_export_form(model)`).
+        self.graph_export_form = False
 
     def build(self, input_shape):
         # input_shape: (batch, seq, hidden)
@@ -128,10 +130,10 @@ class SelfAttention(keras.layers.Layer):
             key_mask = full_mask if key_mask is None else ops.logical_and(key_mask, full_mask)
 
         dropping = bool(training) and self.dropout > 0
-        explicit = return_attention_scores or (dropping and not attention_dropout_fuses())
+        explicit = return_attention_scores or (dropping and not attention_dropout_fuses(self.graph_export_form))
         if not explicit:
             rate = self.dropout if dropping else 0.0
-            context = attention(query, key, value, mask=key_mask, dropout_rate=rate)
+            context = attention(query, key, value, mask=key_mask, dropout_rate=rate, export_form=self.graph_export_form)
             return linear(self.output_dense, context, input_rank=2)
 
         scale = 1.0 / math.sqrt(self.head_dim)

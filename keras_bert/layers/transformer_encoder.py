@@ -1,7 +1,6 @@
 """One BERT encoder block: self-attention and a GELU feed-forward network."""
 
 import contextlib
-import contextvars
 
 import keras
 from keras import ops
@@ -10,14 +9,12 @@ from keras_bert.layers._fused import gelu, layer_norm, linear
 from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
 from keras_bert.layers.self_attention import SelfAttention
 
-# The block that computes its first position only while `first_token_only(block)` is active.
-_FIRST_TOKEN_BLOCK = contextvars.ContextVar("keras_bert_first_token_block", default=None)
-
 # Feed-forward activations by name: the two GELUs differ by up to ~1e-3, enough to break checkpoint parity.
+# Each takes `export_form` (see `graph_export_form`): only the exact GELU has a form of its own for converters.
 ACTIVATIONS = {
     "gelu": gelu,
-    "gelu_approximate": lambda x: ops.gelu(x, approximate=True),
-    "relu": ops.relu,
+    "gelu_approximate": lambda x, export_form=False: ops.gelu(x, approximate=True),
+    "relu": lambda x, export_form=False: ops.relu(x),
 }
 
 
@@ -60,7 +57,7 @@ class TransformerEncoder(keras.layers.Layer):
         first_token_only: bool. Compute the block's output at the first
             position only, `(batch_size, 1, hidden_dim)` (see
             `first_token_only`); takes `padding_mask` only. Also on while the
-            block is inside `first_token_only(block)`.
+            block's `computes_first_token_only` is set (`first_token_only(block)`).
 
     Returns:
         Float tensor of shape `(batch_size, sequence_length, hidden_dim)`, and
@@ -92,6 +89,10 @@ class TransformerEncoder(keras.layers.Layer):
         self.normalize_first = normalize_first
         self.kernel_initializer = get_initializer(kernel_initializer)
         self.activation = activation
+        # Not configuration, but how the block runs in a model's inference pass or export trace:
+        # `first_token_only(block)` and `graph_export_form(model)` set them, on this block alone.
+        self.computes_first_token_only = False
+        self.graph_export_form = False
 
     def build(self, input_shape):
         # input_shape: (batch, seq, hidden)
@@ -131,16 +132,16 @@ class TransformerEncoder(keras.layers.Layer):
         self.output_layer_norm.build(input_shape)
         self.built = True
 
-    def _feed_forward(self, x, training):
-        h = linear(self.intermediate_dense, x)
-        h = ACTIVATIONS[self.activation](h)
-        return self.output_dropout(linear(self.output_dense, h), training=training)
+    def _feed_forward(self, x):
+        h = linear(self.intermediate_dense, x)  # (batch, seq, intermediate_dim)
+        h = ACTIVATIONS[self.activation](h, export_form=self.graph_export_form)
+        return linear(self.output_dense, h)  # (batch, seq, hidden_dim)
 
     def call(
         self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False,
         first_token_only=False,
     ):
-        first_token_only = first_token_only or _FIRST_TOKEN_BLOCK.get() is self
+        first_token_only = first_token_only or self.computes_first_token_only
         if first_token_only and return_attention_scores:
             raise ValueError("`first_token_only` computes one query; it cannot return every query's attention scores.")
         attention_input = layer_norm(self.attention_layer_norm, x) if self.normalize_first else x
@@ -160,10 +161,10 @@ class TransformerEncoder(keras.layers.Layer):
 
         if self.normalize_first:
             x = x + attended
-            x = x + self._feed_forward(layer_norm(self.output_layer_norm, x), training)
+            x = x + self.output_dropout(self._feed_forward(layer_norm(self.output_layer_norm, x)), training=training)
         else:
             x = layer_norm(self.attention_layer_norm, x + attended)
-            x = layer_norm(self.output_layer_norm, x + self._feed_forward(x, training))
+            x = layer_norm(self.output_layer_norm, x + self.output_dropout(self._feed_forward(x), training=training))
 
         if return_attention_scores:
             return x, probs
@@ -196,9 +197,14 @@ def first_token_only(block):
     must not run inside this scope. A block called more than once in one
     forward pass (ALBERT's shared block) would be cut at every call: the
     caller must pass a block that runs once.
+
+    It sets the block's own `computes_first_token_only` and restores it after:
+    only this block changes, and only while the model that owns it asks
+    (`BertTask.inference_scope`); no thread-wide state is read.
     """
-    token = _FIRST_TOKEN_BLOCK.set(block)
+    before = block.computes_first_token_only
+    block.computes_first_token_only = True
     try:
         yield
     finally:
-        _FIRST_TOKEN_BLOCK.reset(token)
+        block.computes_first_token_only = before

@@ -187,7 +187,7 @@ def test_exact_gelu_matches_keras_and_the_normal_cdf_and_its_gradient():
     # on every backend it must be x * Phi(x), as Keras' exact GELU, and differentiate as it does.
     import math
 
-    from keras_bert.layers._fused import gelu, graph_export_form
+    from keras_bert.layers._fused import gelu
 
     x = np.linspace(-8.0, 8.0, 801).astype("float32")
     x64 = x.astype("float64")
@@ -198,8 +198,9 @@ def test_exact_gelu_matches_keras_and_the_normal_cdf_and_its_gradient():
     np.testing.assert_allclose(got, want, atol=2e-6, rtol=1e-6)
     keras_form = keras.ops.convert_to_numpy(keras.ops.gelu(x, approximate=False))
     np.testing.assert_allclose(got, keras_form, atol=1e-6, rtol=1e-6)
-    with graph_export_form():  # graph exports keep Keras' own form (the ONNX rewrites expect it)
-        np.testing.assert_array_equal(keras.ops.convert_to_numpy(gelu(keras.ops.convert_to_tensor(x))), keras_form)
+    # graph exports keep Keras' own form (the ONNX rewrites expect it)
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(gelu(keras.ops.convert_to_tensor(x), export_form=True)),
+                                  keras_form)
     # d/dx x Phi(x) = Phi(x) + x phi(x): through the backend's own autodiff of whichever form gelu uses.
     np.testing.assert_allclose(_gradient(gelu, x), cdf + x64 * pdf, atol=2e-6, rtol=1e-5)
     bf16 = keras.ops.convert_to_numpy(keras.ops.cast(gelu(keras.ops.cast(x, "bfloat16")), "float32"))
@@ -439,3 +440,21 @@ def test_masked_lm_head_with_a_narrower_tied_embedding():
     assert MaskedLMHead.from_config(head.get_config()).embedding_dim == 4
     with pytest.raises(ValueError, match="token_embedding.output_dim=4, embedding_dim=None, hidden_dim=16"):
         MaskedLMHead(vocabulary_size=VOCAB, token_embedding=embedding)(hidden_states(), np.array([[1], [2]], "int32"))
+
+
+def test_graph_export_form_switches_only_the_named_models_layers_and_restores_them():
+    from keras_bert.layers import graph_export_form
+
+    inputs = keras.Input((SEQ, HIDDEN))
+    block = TransformerEncoder(num_heads=2, intermediate_dim=32)
+    model = keras.Model(inputs, block(inputs))
+    other = TransformerEncoder(num_heads=2, intermediate_dim=32)
+    other.build((BATCH, SEQ, HIDDEN))
+    x = np.random.default_rng(0).normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
+    fast = keras.ops.convert_to_numpy(model(x))
+    with graph_export_form(model):
+        assert block.graph_export_form and block.attention.graph_export_form
+        assert not other.graph_export_form and not other.attention.graph_export_form
+        exported = keras.ops.convert_to_numpy(model(x))
+    assert not block.graph_export_form and not block.attention.graph_export_form
+    np.testing.assert_allclose(exported, fast, atol=1e-5)  # another form of the same function
