@@ -14,7 +14,9 @@ import sys
 import warnings
 
 # old dotted path -> new dotted path
-MOVED_MODULES = {}
+MOVED_MODULES = {
+    "keras_bert.layers._utils": "keras_bert.layers.arguments",
+}
 
 
 class _MovedModuleLoader(importlib.abc.Loader):

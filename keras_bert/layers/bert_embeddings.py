@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_bert.layers._fused import layer_norm
-from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
+from keras_bert.layers.arguments import check_positive_int, check_rate, clone_initializer, get_initializer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_bert.layers._utils import clone_initializer, get_initializer
+from keras_bert.layers.arguments import clone_initializer, get_initializer
 from keras_bert.layers.transformer_encoder import ACTIVATIONS
 
 

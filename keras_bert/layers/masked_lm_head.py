@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_bert.layers._fused import gather_positions, gelu, layer_norm
-from keras_bert.layers._utils import check_positive_int, clone_initializer, get_initializer
+from keras_bert.layers.arguments import check_positive_int, clone_initializer, get_initializer
 
 
 def _embedding_table(embedding, dtype):

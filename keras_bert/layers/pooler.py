@@ -3,7 +3,7 @@
 import keras
 
 from keras_bert.layers._fused import gather_positions
-from keras_bert.layers._utils import get_initializer
+from keras_bert.layers.arguments import get_initializer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")

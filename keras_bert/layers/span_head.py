@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_bert.layers._utils import get_initializer
+from keras_bert.layers.arguments import get_initializer
 
 # Added to the logits of padding positions: far below any real logit, yet
 # finite, so softmax and cross-entropy stay NaN-free.

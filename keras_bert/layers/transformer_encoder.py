@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from keras_bert.layers._fused import gelu, layer_norm, linear
-from keras_bert.layers._utils import check_positive_int, check_rate, clone_initializer, get_initializer
+from keras_bert.layers.arguments import check_positive_int, check_rate, clone_initializer, get_initializer
 from keras_bert.layers.self_attention import SelfAttention
 
 # Feed-forward activations by name: the two GELUs differ by up to ~1e-3, enough to break checkpoint parity.

@@ -2,11 +2,7 @@
 
 import keras
 
-from keras_bert.layers.bert_embeddings import BertEmbeddings
-from keras_bert.layers.pooler import Pooler
-from keras_bert.layers.transformer_encoder import TransformerEncoder
-from keras_bert.models.encoder_backbone import EncoderBackbone, check_encoder_sizes, run_encoder
-from keras_bert.models.input_checks import BACKBONE_INPUTS
+from keras_bert.models.encoder_backbone import EncoderBackbone, constructor_arguments
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -54,101 +50,12 @@ class AlbertBackbone(EncoderBackbone):
     """
 
     model_type = "albert"
-    config_arguments = (
-        "vocabulary_size",
-        "num_layers",
-        "num_heads",
-        "hidden_dim",
-        "intermediate_dim",
-        "embedding_dim",
-        "dropout",
-        "max_sequence_length",
-        "num_segments",
-        "layer_norm_epsilon",
-        "activation",
-        "output_hidden_states",
-        "output_attentions",
-    )
+    shares_blocks = True
+    always_projects_embeddings = True
 
     def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        embedding_dim=128,
-        dropout=0.0,
-        max_sequence_length=512,
-        num_segments=2,
-        layer_norm_epsilon=1e-12,
-        activation="gelu_approximate",
-        output_hidden_states=False,
-        output_attentions=False,
-        dtype=None,
-        **kwargs,
+        self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, embedding_dim=128, dropout=0.0,
+        max_sequence_length=512, num_segments=2, layer_norm_epsilon=1e-12, activation="gelu_approximate",
+        output_hidden_states=False, output_attentions=False, dtype=None, **kwargs,
     ):
-        check_encoder_sizes(num_layers, num_heads, hidden_dim)
-
-        # === Layers === (locals until the model is initialised, for the torch backend)
-        embeddings = BertEmbeddings(
-            vocabulary_size=vocabulary_size,
-            hidden_dim=embedding_dim,
-            max_sequence_length=max_sequence_length,
-            num_segments=num_segments,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            dtype=dtype,
-            name="embeddings",
-        )
-        embedding_projection = keras.layers.Dense(
-            hidden_dim,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
-            dtype=dtype,
-            name="embedding_projection",
-        )
-        # One block, shared: its weights are ALBERT's single layer group.
-        transformer_layer = TransformerEncoder(
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            activation=activation,
-            dtype=dtype,
-            name="transformer_layer",
-        )
-        pooler = Pooler(dtype=dtype, name="pooler")
-
-        # === Functional graph ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in BACKBONE_INPUTS}
-        x = embeddings(inputs["token_ids"], inputs["segment_ids"])  # (batch, seq, embedding_dim)
-        x = embedding_projection(x)  # (batch, seq, hidden_dim)
-        x, extra = run_encoder(
-            x,
-            [transformer_layer] * num_layers,
-            {"padding_mask": inputs["padding_mask"]},
-            output_hidden_states,
-            output_attentions,
-        )
-        outputs = {"sequence_output": x, "pooled_output": pooler(x), **extra}
-        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
-
-        self.embeddings = embeddings
-        self.embedding_projection = embedding_projection
-        self.transformer_layer = transformer_layer
-        self.pooler = pooler
-
-        # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.embedding_dim = embedding_dim
-        self.dropout = dropout
-        self.max_sequence_length = max_sequence_length
-        self.num_segments = num_segments
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.activation = activation
-        self.output_hidden_states = output_hidden_states
-        self.output_attentions = output_attentions
+        super().__init__(**constructor_arguments(locals()))

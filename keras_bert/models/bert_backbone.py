@@ -2,17 +2,9 @@
 
 import keras
 
-from keras_bert.converters.checkpoint import read_checkpoint
 from keras_bert.converters.keras_hub_interop import keras_hub_backbone, keras_hub_backbone_config, keras_hub_tensors
 from keras_bert.converters.weight_map import assign_entries, model_entries
-from keras_bert.layers.bert_embeddings import BertEmbeddings
-from keras_bert.layers.pooler import Pooler
-from keras_bert.layers.self_attention import packed_attention_mask
-from keras_bert.layers.transformer_encoder import TransformerEncoder
-from keras_bert.models.bert_sizes import BERT_SIZES
-from keras_bert.models.encoder_backbone import EncoderBackbone
-from keras_bert.models.input_checks import BACKBONE_INPUTS, PACKED_INPUTS
-from keras_bert.models.pretrained import build_from_checkpoint
+from keras_bert.models.encoder_backbone import EncoderBackbone, constructor_arguments
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -90,187 +82,16 @@ class BertBackbone(EncoderBackbone):
     """
 
     model_type = "bert"
-    config_arguments = (
-        "vocabulary_size",
-        "num_layers",
-        "num_heads",
-        "hidden_dim",
-        "intermediate_dim",
-        "dropout",
-        "max_sequence_length",
-        "num_segments",
-        "layer_norm_epsilon",
-        "normalize_first",
-        "output_hidden_states",
-        "output_attentions",
-    )
+    # Configs (and `.keras` files) from before these options existed stay as they were.
+    omitted_when_default = ("packed_inputs", "activation")
 
     def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        dropout=0.1,
-        max_sequence_length=512,
-        num_segments=2,
-        layer_norm_epsilon=1e-12,
-        normalize_first=False,
-        output_hidden_states=False,
-        output_attentions=False,
-        packed_inputs=False,
-        activation="gelu",
-        dtype=None,
+        self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
+        max_sequence_length=512, num_segments=2, layer_norm_epsilon=1e-12, normalize_first=False,
+        output_hidden_states=False, output_attentions=False, packed_inputs=False, activation="gelu", dtype=None,
         **kwargs,
     ):
-        if not isinstance(num_layers, int) or num_layers < 1:
-            raise ValueError(f"`num_layers` must be a positive int. Received: num_layers={num_layers!r}")
-        if not isinstance(hidden_dim, int) or not isinstance(num_heads, int) or num_heads < 1 or hidden_dim % num_heads:
-            raise ValueError(
-                f"`num_heads` must divide `hidden_dim`. Received: num_heads={num_heads!r}, hidden_dim={hidden_dim!r}"
-            )
-
-        # === Layers ===
-        # (Locals until the model is initialised: the torch backend refuses
-        # sublayer attributes before `Module.__init__`.)
-        embeddings = BertEmbeddings(
-            vocabulary_size=vocabulary_size,
-            hidden_dim=hidden_dim,
-            max_sequence_length=max_sequence_length,
-            num_segments=num_segments,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            dtype=dtype,
-            name="embeddings",
-        )
-        transformer_layers = [
-            TransformerEncoder(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                dropout=dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                normalize_first=normalize_first,
-                activation=activation,
-                dtype=dtype,
-                name=f"transformer_layer_{i}",
-            )
-            for i in range(num_layers)
-        ]
-        final_layer_norm = (
-            keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=dtype, name="final_layer_norm")
-            if normalize_first
-            else None
-        )
-        pooler = Pooler(dtype=dtype, name="pooler")
-
-        # === Functional graph ===
-        inputs = {
-            "token_ids": keras.Input(shape=(None,), dtype="int32", name="token_ids"),
-            "segment_ids": keras.Input(shape=(None,), dtype="int32", name="segment_ids"),
-            "padding_mask": keras.Input(shape=(None,), dtype="int32", name="padding_mask"),
-        }
-        if packed_inputs:
-            for name in PACKED_INPUTS:
-                inputs[name] = keras.Input(shape=(None,), dtype="int32", name=name)
-            x = embeddings(inputs["token_ids"], inputs["segment_ids"], position_ids=inputs["position_ids"])
-            # (batch, seq, seq): one mask for every layer, block-diagonal over packed examples.
-            masks = {"attention_mask": packed_attention_mask(inputs["sequence_ids"], inputs["padding_mask"])}
-        else:
-            x = embeddings(inputs["token_ids"], inputs["segment_ids"])
-            masks = {"padding_mask": inputs["padding_mask"]}
-        hidden_states, attentions = [x], []
-        for layer in transformer_layers:
-            x = layer(x, **masks, return_attention_scores=output_attentions)
-            if output_attentions:
-                x, probs = x
-                attentions.append(probs)
-            hidden_states.append(x)
-        if final_layer_norm is not None:
-            x = final_layer_norm(x)
-        outputs = {"sequence_output": x, "pooled_output": pooler(x)}
-        if output_hidden_states:
-            outputs["hidden_states"] = hidden_states
-        if output_attentions:
-            outputs["attentions"] = attentions
-        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
-
-        self.embeddings = embeddings
-        self.transformer_layers = transformer_layers
-        self.final_layer_norm = final_layer_norm
-        self.pooler = pooler
-
-        # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.max_sequence_length = max_sequence_length
-        self.num_segments = num_segments
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.normalize_first = normalize_first
-        self.output_hidden_states = output_hidden_states
-        self.output_attentions = output_attentions
-        self.packed_inputs = packed_inputs
-        self.activation = activation
-
-    @property
-    def input_names(self):
-        """The names of the inputs this backbone takes."""
-        return BACKBONE_INPUTS + PACKED_INPUTS if self.packed_inputs else BACKBONE_INPUTS
-
-    def get_config(self):
-        config = super().get_config()
-        # Only when set: configs (and .keras files) of unpacked backbones stay as they were.
-        if self.packed_inputs:
-            config["packed_inputs"] = True
-        # Likewise: exact-GELU backbones keep the config they had before the option existed.
-        if self.activation != "gelu":
-            config["activation"] = self.activation
-        return config
-
-    @classmethod
-    def from_size(cls, size, vocabulary_size=30522, **kwargs):
-        """A randomly initialised backbone of a named size.
-
-        Args:
-            size: one of "tiny" (L2/H128), "mini" (L4/H256), "small" (L4/H512),
-                "medium" (L8/H512), "base" (L12/H768, 110M), "large" (L24/H1024, 340M).
-            vocabulary_size: int. Defaults to Google's English vocabulary size.
-            **kwargs: any other constructor argument, overriding the size's.
-        """
-        if size not in BERT_SIZES:
-            raise ValueError(f"Unknown BERT size {size!r}. Choose one of {sorted(BERT_SIZES)}")
-        return cls(**{**BERT_SIZES[size], "vocabulary_size": vocabulary_size, **kwargs})
-
-    @classmethod
-    def from_pretrained(cls, path, cache_dir=None, **kwargs):
-        """A backbone with pretrained weights; the format is detected.
-
-        Args:
-            path: a Hugging Face folder (config.json + model.safetensors or
-                pytorch_model.bin; `BertModel`, `BertForPreTraining` or
-                `BertForMaskedLM`), a Google TF1 checkpoint folder or prefix
-                (bert_config.json + bert_model.ckpt.*), a `.keras` file (a
-                backbone, or a task model whose backbone is taken), or a hub
-                name `hf://owner/name[@revision]` (downloaded when online), or
-                a preset name: a keras-hub name ("bert_base_en_uncased") or a
-                Hugging Face id ("google-bert/bert-base-uncased"); see
-                `keras_bert.list_presets()`. Offline, presets and hub names
-                are read from the Hugging Face cache.
-            cache_dir: the Hugging Face cache folder for presets and hub names
-                (default: `HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`).
-            **kwargs: constructor arguments that do not change the weights'
-                shapes (`dropout`, `dtype`, `output_attentions`, ...).
-        """
-        return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, **kwargs)
-
-    @classmethod
-    def from_preset(cls, preset, cache_dir=None, **kwargs):
-        """`from_pretrained` under keras-hub's name, e.g. `BertBackbone.from_preset("bert_tiny_en_uncased")`."""
-        return cls.from_pretrained(preset, cache_dir=cache_dir, **kwargs)
+        super().__init__(**constructor_arguments(locals()))
 
     @classmethod
     def from_keras_hub(cls, hub_model, **kwargs):

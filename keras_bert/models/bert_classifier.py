@@ -4,14 +4,14 @@ import contextlib
 
 import keras
 
-from keras_bert.layers._utils import check_rate, get_initializer
 from keras_bert.layers.sentence_pooling import SentencePooling
-from keras_bert.models.bert_task import BertTask, check_label_names, check_num_classes, cls_only_scope
+from keras_bert.models.bert_task import cls_only_scope
+from keras_bert.models.label_head_task import LabelHeadTask
 from keras_bert.option_values import POOLING_MODES
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertClassifier(BertTask):
+class BertClassifier(LabelHeadTask):
     """A `BertBackbone` with a classification (or regression) head on the pooled [CLS] output.
 
     The head is BERT's: dropout, then one dense layer from `pooled_output` to
@@ -55,7 +55,8 @@ class BertClassifier(BertTask):
     ```
     """
 
-    config_arguments = ("num_classes", "dropout", "label_names", "kernel_initializer", "pooling")
+    config_arguments = LabelHeadTask.config_arguments + ("pooling",)
+    allows_regression = True
     POOLING_MODES = POOLING_MODES  # (keras_bert.option_values: the `keras-bert finetune --pooling` parser reads it there)
 
     def __init__(
@@ -68,42 +69,24 @@ class BertClassifier(BertTask):
         pooling="cls",
         **kwargs,
     ):
-        where = kwargs.get("name") or type(self).__name__
-        check_num_classes(num_classes, where)
-        check_rate("dropout", dropout)
         if pooling not in self.POOLING_MODES:
-            raise ValueError(f"{where}: `pooling` must be one of {self.POOLING_MODES}. Received: pooling={pooling!r}")
-        label_names = check_label_names(label_names, num_classes if num_classes > 1 else None, where)
-
-        # === Layers === (locals until the model is initialised, for the torch backend)
+            raise ValueError(
+                f"{kwargs.get('name') or type(self).__name__}: `pooling` must be one of {self.POOLING_MODES}. "
+                f"Received: pooling={pooling!r}"
+            )
         token_pooling = None
         if pooling == "mean":
             token_pooling = SentencePooling("mean", dtype=backbone.dtype_policy, name="token_mean_pooling")
-        output_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
-        # float32 logits even under mixed precision, for a stable loss.
-        output_dense = keras.layers.Dense(
-            num_classes, kernel_initializer=get_initializer(kernel_initializer), dtype="float32", name="logits"
+
+        def head_input(backbone_outputs, inputs):  # (batch, hidden)
+            if token_pooling is None:
+                return backbone_outputs["pooled_output"]
+            return token_pooling(backbone_outputs["sequence_output"], inputs["padding_mask"])
+
+        super().__init__(
+            backbone, num_classes, dropout, label_names, kernel_initializer, head_input,
+            head_layers={"token_pooling": token_pooling}, **kwargs,
         )
-
-        # === Functional graph ===
-        inputs = backbone.input
-        backbone_outputs = backbone(inputs)
-        if token_pooling is None:
-            pooled = backbone_outputs["pooled_output"]
-        else:
-            pooled = token_pooling(backbone_outputs["sequence_output"], inputs["padding_mask"])
-        outputs = output_dense(output_dropout(pooled))
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.backbone = backbone
-        self.output_dropout = output_dropout
-        self.output_dense = output_dense
-        self.token_pooling = token_pooling
-
-        # === Config ===
-        self.num_classes = num_classes
-        self.dropout = dropout
-        self.label_names = label_names
-        self.kernel_initializer = get_initializer(kernel_initializer)
         self.pooling = pooling
 
     @property

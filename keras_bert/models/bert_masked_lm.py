@@ -1,4 +1,4 @@
-"""BertMaskedLM: masked language modelling only (the RoBERTa recipe, no NSP)."""
+"""BertMaskedLM: masked language modelling only (the RoBERTa recipe, no NSP), on any backbone of the family."""
 
 import keras
 
@@ -8,12 +8,35 @@ from keras_bert.models.input_checks import BACKBONE_INPUTS
 from keras_bert.optimizers import create_optimizer
 
 
+def masked_lm_head_for(backbone):
+    """The masked-LM head of `backbone`, its decoder tied to the backbone's token embedding.
+
+    Backbones whose embeddings are narrower than their hidden states (ALBERT,
+    ELECTRA's generator) project down to `embedding_dim` in the head's
+    transform, as their checkpoints do.
+    """
+    return MaskedLMHead(
+        vocabulary_size=backbone.vocabulary_size,
+        token_embedding=backbone.token_embedding,
+        layer_norm_epsilon=backbone.layer_norm_epsilon,
+        embedding_dim=getattr(backbone, "embedding_dim", None),
+        dtype=backbone.dtype_policy,
+        name="masked_lm_head",
+    )
+
+
+def mask_positions_input():
+    """The `mask_positions` input: int32 `(batch_size, num_predictions)`, the positions the MLM head decodes."""
+    return keras.Input(shape=(None,), dtype="int32", name="mask_positions")
+
+
 @keras.saving.register_keras_serializable(package="keras_bert")
 class BertMaskedLM(BertTask):
-    """A `BertBackbone` with the masked-LM head alone.
+    """A backbone with the masked-LM head alone.
 
-    Inputs (a dict): `token_ids`, `segment_ids`, `padding_mask` and
-    `mask_positions` of shape `(batch_size, num_predictions)`.
+    Inputs (a dict): the backbone's inputs (`token_ids`, `segment_ids`,
+    `padding_mask`; DistilBERT takes no `segment_ids`) and `mask_positions`
+    of shape `(batch_size, num_predictions)`.
 
     Output: float32 logits of shape `(batch_size, num_predictions, vocabulary_size)`.
 
@@ -22,7 +45,7 @@ class BertMaskedLM(BertTask):
     padded slots.
 
     Args:
-        backbone: a `keras_bert.BertBackbone`.
+        backbone: a backbone of the family (`BertBackbone`, `RobertaBackbone`, ...).
     """
 
     input_names = BACKBONE_INPUTS + ("mask_positions",)
@@ -30,17 +53,11 @@ class BertMaskedLM(BertTask):
 
     def __init__(self, backbone, **kwargs):
         # === Layers === (locals until the model is initialised, for the torch backend)
-        masked_lm_head = MaskedLMHead(
-            vocabulary_size=backbone.vocabulary_size,
-            token_embedding=backbone.token_embedding,
-            layer_norm_epsilon=backbone.layer_norm_epsilon,
-            dtype=backbone.dtype_policy,
-            name="masked_lm_head",
-        )
+        masked_lm_head = masked_lm_head_for(backbone)
 
         # === Functional graph ===
-        inputs = {**backbone.input, "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}
-        features = backbone({name: inputs[name] for name in BACKBONE_INPUTS})
+        inputs = {**backbone.input, "mask_positions": mask_positions_input()}
+        features = backbone({name: inputs[name] for name in backbone.input_names})
         outputs = masked_lm_head(features["sequence_output"], inputs["mask_positions"])
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.dtype_policy = backbone.dtype_policy  # e.g. mixed_float16 turns on loss scaling in compile()
@@ -48,7 +65,7 @@ class BertMaskedLM(BertTask):
         self.masked_lm_head = masked_lm_head
 
     def default_optimizer(self):
-        """BERT's pretraining AdamW (lr 1e-4)."""
+        """The pretraining AdamW (lr 1e-4)."""
         return create_optimizer()
 
     def compile_defaults(self):

@@ -2,9 +2,9 @@
 
 import keras
 
-from keras_bert.layers._utils import check_rate, get_initializer
+from keras_bert.layers.arguments import check_rate, get_initializer
 from keras_bert.layers.choice_reshape import FlattenChoices, UnflattenChoices
-from keras_bert.models.bert_task import BertTask, cls_only_scope
+from keras_bert.models.bert_task import BertTask, cls_only_scope, output_layers
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -45,10 +45,7 @@ class BertMultipleChoice(BertTask):
 
         # === Layers === (locals until the model is initialised, for the torch backend)
         flatten = FlattenChoices(name="flatten_choices")
-        output_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
-        output_dense = keras.layers.Dense(
-            1, kernel_initializer=get_initializer(kernel_initializer), dtype="float32", name="logits"
-        )
+        output_dropout, output_dense = output_layers(backbone, 1, dropout, kernel_initializer)  # one score per choice
         unflatten = UnflattenChoices(dtype="float32", name="unflatten_choices")
 
         # === Functional graph ===

@@ -2,8 +2,8 @@
 
 import keras
 
-from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
+from keras_bert.models.bert_masked_lm import mask_positions_input, masked_lm_head_for
 from keras_bert.models.bert_task import BertTask
 from keras_bert.models.input_checks import BACKBONE_INPUTS, PACKED_INPUTS
 from keras_bert.optimizers import create_optimizer
@@ -70,20 +70,14 @@ class BertPretrainer(BertTask):
         if not isinstance(sentence_head, bool):
             raise ValueError(f"`sentence_head` must be True or False. Received: sentence_head={sentence_head!r}")
         # === Layers === (locals until the model is initialised, for the torch backend)
-        masked_lm_head = MaskedLMHead(
-            vocabulary_size=backbone.vocabulary_size,
-            token_embedding=backbone.token_embedding,
-            layer_norm_epsilon=backbone.layer_norm_epsilon,
-            dtype=backbone.dtype_policy,
-            name="masked_lm_head",
-        )
+        masked_lm_head = masked_lm_head_for(backbone)
         next_sentence_head = None
         if sentence_head:
             next_sentence_head = NextSentenceHead(dtype=backbone.dtype_policy, name="next_sentence_head")
 
         # === Functional graph ===
         packed = getattr(backbone, "packed_inputs", False)
-        inputs = {**backbone.input, "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}
+        inputs = {**backbone.input, "mask_positions": mask_positions_input()}
         if packed and sentence_head:
             inputs["nsp_positions"] = keras.Input(shape=(None,), dtype="int32", name="nsp_positions")
         features = backbone({name: inputs[name] for name in backbone.input_names})

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import keras
 
 from keras_bert.converters.checkpoint import read_checkpoint
+from keras_bert.layers.arguments import check_rate, get_initializer
 from keras_bert.layers.transformer_encoder import TransformerEncoder, first_token_only
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs, check_labels
@@ -36,6 +37,34 @@ def check_label_names(label_names, num_classes, where):
             f"Received: label_names={label_names!r}"
         )
     return label_names
+
+
+def check_label_head(cls, kwargs, num_classes, dropout, label_names, regression=False):
+    """Checks the arguments of a head that labels (texts or tokens); returns `label_names` as a list (or None).
+
+    Args:
+        cls: the model class; with `kwargs["name"]`, what messages call the model.
+        kwargs: the model's other keyword arguments.
+        num_classes, dropout, label_names: the head's arguments.
+        regression: `num_classes=1` is a regressor, which has no label names to count.
+    """
+    where = kwargs.get("name") or cls.__name__
+    check_num_classes(num_classes, where)
+    check_rate("dropout", dropout)
+    counted = None if regression and num_classes == 1 else num_classes
+    return check_label_names(label_names, counted, where)
+
+
+def output_layers(backbone, units, dropout, kernel_initializer):
+    """BERT's task output: `(Dropout(dropout), Dense(units))`, the logits in float32 even under mixed precision.
+
+    The names, "output_dropout" and "logits", are what converters and `.keras` files address.
+    """
+    output_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
+    output_dense = keras.layers.Dense(
+        units, kernel_initializer=get_initializer(kernel_initializer), dtype="float32", name="logits"
+    )
+    return output_dropout, output_dense
 
 
 class BertTask(keras.Model):
@@ -337,7 +366,7 @@ def cls_only_scope(backbone):
     (ALBERT: the one block would be cut at every pass), takes packed inputs
     (one [CLS] per packed example) or outputs attention scores.
     """
-    blocks = getattr(backbone, "transformer_layers", None)
+    blocks = backbone.encoder_blocks
     if (
         not blocks
         or not isinstance(blocks[-1], TransformerEncoder)

@@ -88,7 +88,8 @@ class BertTextEmbedder(BertTask):
         self.input_spec = None
         # The pooler ([CLS] -> tanh dense) is not used: frozen, so the optimizer neither
         # warns that it has no gradients nor decays its weights.
-        backbone.pooler.trainable = False
+        if getattr(backbone, "pooler", None) is not None:  # DistilBERT and ELECTRA have none
+            backbone.pooler.trainable = False
         self.backbone = backbone
         self.sentence_pooling = pooling_layer
 

@@ -2,15 +2,14 @@
 
 import keras
 
-from keras_bert.layers._utils import check_rate, get_initializer
 from keras_bert.metrics.masked_accuracy import MaskedAccuracy
-from keras_bert.models.bert_task import BertTask, check_label_names, check_num_classes
+from keras_bert.models.label_head_task import LabelHeadTask
 
 IGNORE_LABEL = -100
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertTokenClassifier(BertTask):
+class BertTokenClassifier(LabelHeadTask):
     """A `BertBackbone` with a classification head on every token.
 
     The head is BERT's for NER: dropout, then one dense layer from each
@@ -44,7 +43,6 @@ class BertTokenClassifier(BertTask):
     """
 
     ignored_label = IGNORE_LABEL
-    config_arguments = ("num_classes", "dropout", "label_names", "kernel_initializer")
 
     def __init__(
         self,
@@ -55,31 +53,11 @@ class BertTokenClassifier(BertTask):
         kernel_initializer="truncated_normal",
         **kwargs,
     ):
-        where = kwargs.get("name") or type(self).__name__
-        check_num_classes(num_classes, where)
-        check_rate("dropout", dropout)
-        label_names = check_label_names(label_names, num_classes, where)
-
-        # === Layers === (locals until the model is initialised, for the torch backend)
-        output_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
-        output_dense = keras.layers.Dense(
-            num_classes, kernel_initializer=get_initializer(kernel_initializer), dtype="float32", name="logits"
+        super().__init__(
+            backbone, num_classes, dropout, label_names, kernel_initializer,
+            head_input=lambda backbone_outputs, inputs: backbone_outputs["sequence_output"],  # (batch, length, hidden)
+            **kwargs,
         )
-
-        # === Functional graph ===
-        inputs = backbone.input
-        sequence = backbone(inputs)["sequence_output"]  # (batch, length, hidden)
-        outputs = output_dense(output_dropout(sequence))  # (batch, length, num_classes)
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.backbone = backbone
-        self.output_dropout = output_dropout
-        self.output_dense = output_dense
-
-        # === Config ===
-        self.num_classes = num_classes
-        self.dropout = dropout
-        self.label_names = label_names
-        self.kernel_initializer = get_initializer(kernel_initializer)
 
     def compile_defaults(self):
         """Sparse categorical cross-entropy averaged over the positions whose

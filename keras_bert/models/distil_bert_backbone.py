@@ -2,8 +2,7 @@
 
 import keras
 
-from keras_bert.layers.bert_embeddings import BertEmbeddings
-from keras_bert.models.encoder_backbone import EncoderBackbone, check_encoder_sizes, run_encoder, transformer_stack
+from keras_bert.models.encoder_backbone import EncoderBackbone, constructor_arguments
 
 DISTIL_BERT_INPUTS = ("token_ids", "padding_mask")
 
@@ -50,74 +49,11 @@ class DistilBertBackbone(EncoderBackbone):
 
     model_type = "distilbert"
     backbone_inputs = DISTIL_BERT_INPUTS
-    config_arguments = (
-        "vocabulary_size",
-        "num_layers",
-        "num_heads",
-        "hidden_dim",
-        "intermediate_dim",
-        "dropout",
-        "max_sequence_length",
-        "layer_norm_epsilon",
-        "activation",
-        "output_hidden_states",
-        "output_attentions",
-    )
+    has_pooler = False
 
     def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        dropout=0.1,
-        max_sequence_length=512,
-        layer_norm_epsilon=1e-12,
-        activation="gelu",
-        output_hidden_states=False,
-        output_attentions=False,
-        dtype=None,
-        **kwargs,
+        self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
+        max_sequence_length=512, layer_norm_epsilon=1e-12, activation="gelu", output_hidden_states=False,
+        output_attentions=False, dtype=None, **kwargs,
     ):
-        check_encoder_sizes(num_layers, num_heads, hidden_dim)
-
-        # === Layers === (locals until the model is initialised, for the torch backend)
-        embeddings = BertEmbeddings(
-            vocabulary_size=vocabulary_size,
-            hidden_dim=hidden_dim,
-            max_sequence_length=max_sequence_length,
-            num_segments=0,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            dtype=dtype,
-            name="embeddings",
-        )
-        transformer_layers = transformer_stack(
-            num_layers, num_heads, intermediate_dim, dropout, layer_norm_epsilon, activation, dtype
-        )
-
-        # === Functional graph ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in DISTIL_BERT_INPUTS}
-        x = embeddings(inputs["token_ids"])  # (batch, seq, hidden)
-        x, extra = run_encoder(
-            x, transformer_layers, {"padding_mask": inputs["padding_mask"]}, output_hidden_states, output_attentions
-        )
-        outputs = {"sequence_output": x, "pooled_output": x[:, 0, :], **extra}  # pooled: [CLS], (batch, hidden)
-        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
-
-        self.embeddings = embeddings
-        self.transformer_layers = transformer_layers
-
-        # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.max_sequence_length = max_sequence_length
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.activation = activation
-        self.output_hidden_states = output_hidden_states
-        self.output_attentions = output_attentions
+        super().__init__(**constructor_arguments(locals()))

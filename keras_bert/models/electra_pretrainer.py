@@ -144,18 +144,11 @@ class ElectraPretrainer(keras.Model):
         if not ok:
             raise ValueError(f"`rtd_weight` must be a number >= 0. Received: rtd_weight={rtd_weight!r}")
         super().__init__(**kwargs)
+        # The discriminator's config with the generator's sizes; its embeddings are the discriminator's own.
+        shared = {name: getattr(backbone, name) for name in backbone.config_names() if not name.startswith("output_")}
         generator_backbone = ElectraBackbone(
-            vocabulary_size=backbone.vocabulary_size,
-            embedding_dim=backbone.embedding_dim,
-            dropout=backbone.dropout,
-            max_sequence_length=backbone.max_sequence_length,
-            num_segments=backbone.num_segments,
-            layer_norm_epsilon=backbone.layer_norm_epsilon,
-            activation=backbone.activation,
-            dtype=backbone.dtype_policy,
-            shared_embeddings=backbone.embeddings,
+            **{**shared, **sizes}, dtype=backbone.dtype_policy, shared_embeddings=backbone.embeddings,
             name="generator_backbone",
-            **sizes,
         )
         self.discriminator = ElectraDiscriminator(backbone, name="discriminator")
         self.generator = ElectraGenerator(generator_backbone, name="generator")

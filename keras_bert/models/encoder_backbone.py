@@ -1,10 +1,34 @@
-"""EncoderBackbone: what every backbone of the BERT family shares (BERT, ALBERT, DistilBERT, ELECTRA, RoBERTa)."""
+"""EncoderBackbone: the one base of every backbone of the BERT family (BERT, ALBERT, DistilBERT, ELECTRA, RoBERTa).
+
+A family member is a subclass that states only what is its own: its
+constructor's arguments and defaults (the signature is the config), its
+`model_type`, its inputs, whether it has a pooler, shares one block across
+layers or always projects its embeddings, and the hooks where its layers
+differ (`embedding_layer`, `position_ids`, `transformer_block`). This class
+builds the layers and the functional graph from them, and gives every member
+the input checks, saving, `from_pretrained`, `from_preset` and `from_size`.
+
+The graph is the same for the whole family:
+
+    token_ids, segment_ids, padding_mask
+      -> embeddings (token + segment + position, LayerNorm, dropout)
+      -> [embedding_projection]       (ALBERT; ELECTRA when embedding_dim != hidden_dim)
+      -> transformer blocks           (post-LN, or pre-LN with a final LayerNorm)
+      -> sequence_output, pooled_output (the pooler on [CLS], or [CLS] as it is)
+"""
+
+import functools
+import inspect
 
 import keras
 
 from keras_bert.converters.checkpoint import read_checkpoint
+from keras_bert.layers.bert_embeddings import BertEmbeddings
+from keras_bert.layers.pooler import Pooler
+from keras_bert.layers.self_attention import packed_attention_mask
 from keras_bert.layers.transformer_encoder import TransformerEncoder
-from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, check_inputs
+from keras_bert.models.bert_sizes import BERT_SIZES
+from keras_bert.models.input_checks import BACKBONE_INPUTS, PACKED_INPUTS, check_fit_data, check_inputs
 from keras_bert.models.pretrained import build_from_checkpoint
 from keras_bert.models.quantization import quantized_layers, restore_quantization, warn_if_bfloat16_is_slow, warn_if_int8_is_slow
 from keras_bert.optimizers import build_before_first_trace
@@ -20,47 +44,208 @@ def check_encoder_sizes(num_layers, num_heads, hidden_dim):
         )
 
 
+def constructor_arguments(local_variables):
+    """A family constructor's arguments, from its `locals()`: every named argument, and the `**kwargs` merged in.
+
+    Called first thing in the constructor (`super().__init__(**constructor_arguments(locals()))`),
+    before any other local exists, so the signature alone says what the config is.
+    """
+    arguments = {k: v for k, v in local_variables.items() if k not in ("self", "__class__", "kwargs")}
+    return {**arguments, **local_variables.get("kwargs", {})}
+
+
 class EncoderBackbone(keras.Model):
-    """The base class of the backbones: a functional model rebuilt from its constructor arguments.
+    """The base class of the backbones: a functional model built from, and rebuilt from, its constructor arguments.
 
-    Subclasses build their layers and functional graph in `__init__` (as
-    `BertBackbone` does), call `super().__init__(inputs=..., outputs=...,
-    dtype=dtype, **kwargs)`, keep their embeddings layer as `self.embeddings`
-    (a `BertEmbeddings`) and set every constructor argument as an attribute
-    of the same name. This class gives them:
+    A subclass's constructor signature is its config: every argument but
+    `dtype`, `**kwargs` and `build_arguments` is stored as an attribute of the
+    same name and returned by `get_config`. The constructor calls
+    `super().__init__(**constructor_arguments(locals()))`. What differs between
+    families is said by the class attributes and hooks below.
 
-    - `input_names`, `token_embedding` (for tied MLM decoders), `input_limits`;
+    Every backbone gets:
+
+    - `input_names`, `token_embedding` (for tied MLM decoders), `input_limits`,
+      `encoder_blocks` (the blocks in the order they run);
     - the input checks on every call, `fit`, `predict` and `evaluate` (a wrong
       input name, rank, dtype or out-of-range id fails with a clear message);
-    - `get_config`/`from_config` from `config_arguments`, with the dtype
-      policy and the layers `model.quantize` changed;
-    - `from_pretrained`, for checkpoints of the family's `model_type`.
+    - `get_config`/`from_config`, with the dtype policy and the layers
+      `model.quantize` changed;
+    - `from_pretrained` (checkpoints of the family's `model_type`),
+      `from_preset` and `from_size`.
+
+    Its layers are attributes named as the converters address them:
+    `embeddings` (a `BertEmbeddings`), `embedding_projection` (or None),
+    `transformer_layers` (or `transformer_layer` when shared),
+    `final_layer_norm` (pre-LN only) and `pooler` (families with one).
     """
 
     # Hugging Face's `model_type` of the family's checkpoints ("bert", "albert", ...).
     model_type = None
-    # The names of the inputs, in order.
+    # The names of the inputs, in order (without the packed-sequence inputs).
     backbone_inputs = BACKBONE_INPUTS
-    # Constructor arguments (other than name, trainable, dtype), stored as attributes of the same name.
-    config_arguments = ()
+    # A tanh pooler on [CLS] (BERT, ALBERT, RoBERTa); without one, `pooled_output` is [CLS] as it is.
+    has_pooler = True
+    # One block applied `num_layers` times (ALBERT) instead of `num_layers` blocks.
+    shares_blocks = False
+    # A dense layer from `embedding_dim` to `hidden_dim` even when they are equal (ALBERT).
+    always_projects_embeddings = False
+    # Constructor arguments that build the model but are not its config (ELECTRA's `shared_embeddings`).
+    build_arguments = ()
+    # Config entries left out of `get_config` while they hold their default, so configs (and `.keras` files)
+    # written before the argument existed stay as they were.
+    omitted_when_default = ()
 
-    def __init__(self, inputs, outputs, dtype=None, **kwargs):
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+    def __init__(self, dtype=None, **arguments):
+        config = {name: arguments.pop(name) for name in self.config_names()}
+        build = {name: arguments.pop(name) for name in self.build_arguments if name in arguments}
+        check_encoder_sizes(config["num_layers"], config["num_heads"], config["hidden_dim"])
+
+        # === Layers === (locals until the model is initialised: the torch backend
+        # refuses sublayer attributes before `Module.__init__`)
+        layers = self._new_layers(config, dtype, build)
+
+        # === Functional graph ===
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in self._inputs_of(config)}
+        outputs = self._graph(inputs, layers, config)
+        super().__init__(inputs=inputs, outputs=outputs, **arguments)
         # Functional models drop `dtype`; set the policy so config, saving and
         # loss scaling (mixed_float16) see the one the layers use.
         if dtype is not None:
             self.dtype_policy = dtype
             warn_if_bfloat16_is_slow(self.dtype_policy)
+        for name, layer in layers.items():
+            if name != "blocks":
+                setattr(self, name, layer)
+
+        # === Config ===
+        for name, value in config.items():
+            setattr(self, name, value)
+
+    # --- what a family may change: hooks called before the model exists (they must not set attributes).
+    def embedding_layer(self, config, dtype, **build):
+        """The family's embeddings: token, segment and learned position tables (`BertEmbeddings`)."""
+        return BertEmbeddings(
+            vocabulary_size=config["vocabulary_size"],
+            hidden_dim=config.get("embedding_dim") or config["hidden_dim"],
+            max_sequence_length=self.position_table_size(config),
+            num_segments=config.get("num_segments", 0),
+            dropout=config["dropout"],
+            layer_norm_epsilon=config["layer_norm_epsilon"],
+            dtype=dtype,
+            name="embeddings",
+        )
+
+    def position_table_size(self, config):
+        """Rows of the learned position table (RoBERTa's has room for its offset)."""
+        return config["max_sequence_length"]
+
+    def position_ids(self, inputs, config):
+        """The tokens' positions, `(batch_size, sequence_length)`, or None for `0..length-1`.
+
+        Packed sequences take theirs from the `position_ids` input.
+        """
+        return inputs.get("position_ids")
+
+    def transformer_block(self, config, dtype, index, name):
+        """Block `index` (None for ALBERT's shared block): BERT's `TransformerEncoder`."""
+        return TransformerEncoder(
+            num_heads=config["num_heads"],
+            intermediate_dim=config["intermediate_dim"],
+            dropout=config["dropout"],
+            layer_norm_epsilon=config["layer_norm_epsilon"],
+            normalize_first=config.get("normalize_first", False),
+            activation=config["activation"],
+            dtype=dtype,
+            name=name,
+        )
+
+    # --- building
+    def _new_layers(self, config, dtype, build):
+        """The layers by attribute name; "blocks" holds the blocks in the order the graph runs them."""
+        layers = {"embeddings": self.embedding_layer(config, dtype, **build)}
+        embedding_dim = config.get("embedding_dim") or config["hidden_dim"]
+        layers["embedding_projection"] = None
+        if self.always_projects_embeddings or embedding_dim != config["hidden_dim"]:
+            layers["embedding_projection"] = keras.layers.Dense(
+                config["hidden_dim"],
+                kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+                dtype=dtype,
+                name="embedding_projection",
+            )
+        if self.shares_blocks:  # its weights are ALBERT's single layer group
+            layers["transformer_layer"] = self.transformer_block(config, dtype, None, "transformer_layer")
+            layers["blocks"] = [layers["transformer_layer"]] * config["num_layers"]
+        else:
+            layers["transformer_layers"] = [
+                self.transformer_block(config, dtype, i, f"transformer_layer_{i}") for i in range(config["num_layers"])
+            ]
+            layers["blocks"] = layers["transformer_layers"]
+        layers["final_layer_norm"] = None  # pre-LN only: the last block's output is not normalised there
+        if config.get("normalize_first"):
+            layers["final_layer_norm"] = keras.layers.LayerNormalization(
+                epsilon=config["layer_norm_epsilon"], dtype=dtype, name="final_layer_norm"
+            )
+        if self.has_pooler:
+            layers["pooler"] = Pooler(dtype=dtype, name="pooler")
+        return layers
+
+    def _inputs_of(self, config):
+        return self.backbone_inputs + (PACKED_INPUTS if config.get("packed_inputs") else ())
+
+    def _graph(self, inputs, layers, config):
+        """The outputs dict, from the `keras.Input`s and the layers."""
+        embedding_inputs = [inputs["token_ids"]]
+        if "segment_ids" in inputs:
+            embedding_inputs.append(inputs["segment_ids"])
+        position_ids = self.position_ids(inputs, config)
+        if position_ids is None:
+            x = layers["embeddings"](*embedding_inputs)  # (batch, seq, embedding_dim)
+        else:
+            x = layers["embeddings"](*embedding_inputs, position_ids=position_ids)
+        if layers["embedding_projection"] is not None:
+            x = layers["embedding_projection"](x)  # (batch, seq, hidden_dim)
+        if config.get("packed_inputs"):
+            # (batch, seq, seq): one mask for every layer, block-diagonal over packed examples.
+            masks = {"attention_mask": packed_attention_mask(inputs["sequence_ids"], inputs["padding_mask"])}
+        else:
+            masks = {"padding_mask": inputs["padding_mask"]}
+        x, extra = run_encoder(
+            x, layers["blocks"], masks, config["output_hidden_states"], config["output_attentions"]
+        )
+        if layers["final_layer_norm"] is not None:
+            x = layers["final_layer_norm"](x)
+        pooled = layers["pooler"](x) if self.has_pooler else x[:, 0, :]  # (batch, hidden): [CLS]
+        return {"sequence_output": x, "pooled_output": pooled, **extra}
+
+    # --- what the model offers
+    @classmethod
+    @functools.cache
+    def config_names(cls):
+        """The constructor arguments that make up the config, in signature order."""
+        skipped = {"self", "dtype", *cls.build_arguments}
+        return tuple(
+            name
+            for name, parameter in inspect.signature(cls.__init__).parameters.items()
+            if name not in skipped and parameter.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
 
     @property
     def input_names(self):
         """The names of the inputs this backbone takes."""
-        return self.backbone_inputs
+        return self._inputs_of({"packed_inputs": getattr(self, "packed_inputs", False)})
 
     @property
     def token_embedding(self):
         """The token embedding layer (an MLM decoder is tied to it)."""
         return self.embeddings.token_embedding
+
+    @property
+    def encoder_blocks(self):
+        """The transformer blocks in the order they run (ALBERT's shared block `num_layers` times)."""
+        if self.shares_blocks:
+            return [self.transformer_layer] * self.num_layers
+        return list(self.transformer_layers)
 
     # --- input checks: bad input fails here with a clear message, not deep in a kernel.
     @property
@@ -107,8 +292,11 @@ class EncoderBackbone(keras.Model):
             "trainable": self.trainable,
             "dtype": keras.dtype_policies.serialize(self.dtype_policy),
         }
-        for name in self.config_arguments:
-            config[name] = getattr(self, name)
+        defaults = inspect.signature(type(self).__init__).parameters
+        for name in self.config_names():
+            value = getattr(self, name)
+            if name not in self.omitted_when_default or value != defaults[name].default:
+                config[name] = value
         # No walrus here: AutoGraph (which converts this when a model is called
         # inside a tf.function, e.g. at SavedModel export) cannot parse one.
         quantized = quantized_layers(self)
@@ -126,6 +314,20 @@ class EncoderBackbone(keras.Model):
         return restore_quantization(model, quantized) if quantized else model
 
     @classmethod
+    def from_size(cls, size, vocabulary_size=30522, **kwargs):
+        """A randomly initialised backbone of a named size.
+
+        Args:
+            size: one of "tiny" (L2/H128), "mini" (L4/H256), "small" (L4/H512),
+                "medium" (L8/H512), "base" (L12/H768, 110M), "large" (L24/H1024, 340M).
+            vocabulary_size: int. Defaults to Google's English vocabulary size.
+            **kwargs: any other constructor argument, overriding the size's.
+        """
+        if size not in BERT_SIZES:
+            raise ValueError(f"Unknown BERT size {size!r}. Choose one of {sorted(BERT_SIZES)}")
+        return cls(**{**BERT_SIZES[size], "vocabulary_size": vocabulary_size, **kwargs})
+
+    @classmethod
     def from_pretrained(cls, path, cache_dir=None, **kwargs):
         """A backbone with pretrained weights; the format is detected.
 
@@ -135,9 +337,15 @@ class EncoderBackbone(keras.Model):
                 pytorch_model.bin; the bare model or its pretraining/task
                 model, whose heads are left aside), a `.keras` file (a
                 backbone of this class, or a task model whose backbone is
-                one), or a hub name `hf://owner/name[@revision]`. BERT also
-                reads Google TF1 checkpoints.
-            cache_dir: the Hugging Face cache folder for hub names.
+                one), a hub name `hf://owner/name[@revision]` (downloaded when
+                online), or a preset name: a keras-hub name
+                ("bert_base_en_uncased") or a Hugging Face id
+                ("google-bert/bert-base-uncased"); see `keras_bert.list_presets()`.
+                BERT also reads Google TF1 checkpoints (bert_config.json +
+                bert_model.ckpt.*). Offline, presets and hub names are read
+                from the Hugging Face cache.
+            cache_dir: the Hugging Face cache folder for presets and hub names
+                (default: `HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`).
             **kwargs: constructor arguments that do not change the weights'
                 shapes (`dropout`, `dtype`, `output_attentions`, ...).
 
@@ -148,21 +356,10 @@ class EncoderBackbone(keras.Model):
         """
         return build_from_checkpoint(read_checkpoint(path, cache_dir), cls, **kwargs)
 
-
-def transformer_stack(num_layers, num_heads, intermediate_dim, dropout, layer_norm_epsilon, activation, dtype):
-    """`num_layers` post-LN `TransformerEncoder` blocks named `transformer_layer_{i}` (the names converters use)."""
-    return [
-        TransformerEncoder(
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            activation=activation,
-            dtype=dtype,
-            name=f"transformer_layer_{i}",
-        )
-        for i in range(num_layers)
-    ]
+    @classmethod
+    def from_preset(cls, preset, cache_dir=None, **kwargs):
+        """`from_pretrained` under keras-hub's name, e.g. `BertBackbone.from_preset("bert_tiny_en_uncased")`."""
+        return cls.from_pretrained(preset, cache_dir=cache_dir, **kwargs)
 
 
 def run_encoder(x, layers, masks, output_hidden_states=False, output_attentions=False):

@@ -3,10 +3,7 @@
 import keras
 from keras import ops
 
-from keras_bert.layers.bert_embeddings import BertEmbeddings
-from keras_bert.layers.pooler import Pooler
-from keras_bert.models.encoder_backbone import EncoderBackbone, check_encoder_sizes, run_encoder, transformer_stack
-from keras_bert.models.input_checks import BACKBONE_INPUTS
+from keras_bert.models.encoder_backbone import EncoderBackbone, constructor_arguments
 
 
 def roberta_position_ids(token_ids, padding_id):
@@ -70,88 +67,21 @@ class RobertaBackbone(EncoderBackbone):
     """
 
     model_type = "roberta"
-    config_arguments = (
-        "vocabulary_size",
-        "num_layers",
-        "num_heads",
-        "hidden_dim",
-        "intermediate_dim",
-        "dropout",
-        "max_sequence_length",
-        "num_segments",
-        "padding_id",
-        "layer_norm_epsilon",
-        "activation",
-        "output_hidden_states",
-        "output_attentions",
-    )
 
     def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        dropout=0.1,
-        max_sequence_length=512,
-        num_segments=1,
-        padding_id=1,
-        layer_norm_epsilon=1e-5,
-        activation="gelu",
-        output_hidden_states=False,
-        output_attentions=False,
-        dtype=None,
-        **kwargs,
+        self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
+        max_sequence_length=512, num_segments=1, padding_id=1, layer_norm_epsilon=1e-5, activation="gelu",
+        output_hidden_states=False, output_attentions=False, dtype=None, **kwargs,
     ):
-        check_encoder_sizes(num_layers, num_heads, hidden_dim)
         if not isinstance(padding_id, int) or isinstance(padding_id, bool) or not 0 <= padding_id < vocabulary_size:
             raise ValueError(
                 f"`padding_id` must be an int in [0, vocabulary_size={vocabulary_size}). Received: padding_id={padding_id!r}"
             )
+        super().__init__(**constructor_arguments(locals()))
 
-        # === Layers === (locals until the model is initialised, for the torch backend)
-        embeddings = BertEmbeddings(
-            vocabulary_size=vocabulary_size,
-            hidden_dim=hidden_dim,
-            # Positions 0..padding_id are never a real token's: the table holds them all the same.
-            max_sequence_length=max_sequence_length + padding_id + 1,
-            num_segments=num_segments,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            dtype=dtype,
-            name="embeddings",
-        )
-        transformer_layers = transformer_stack(
-            num_layers, num_heads, intermediate_dim, dropout, layer_norm_epsilon, activation, dtype
-        )
-        pooler = Pooler(dtype=dtype, name="pooler")
+    def position_table_size(self, config):
+        # Positions 0..padding_id are never a real token's: the table holds them all the same.
+        return config["max_sequence_length"] + config["padding_id"] + 1
 
-        # === Functional graph ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in BACKBONE_INPUTS}
-        position_ids = roberta_position_ids(inputs["token_ids"], padding_id)  # (batch, seq)
-        x = embeddings(inputs["token_ids"], inputs["segment_ids"], position_ids=position_ids)
-        x, extra = run_encoder(
-            x, transformer_layers, {"padding_mask": inputs["padding_mask"]}, output_hidden_states, output_attentions
-        )
-        outputs = {"sequence_output": x, "pooled_output": pooler(x), **extra}
-        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
-
-        self.embeddings = embeddings
-        self.transformer_layers = transformer_layers
-        self.pooler = pooler
-
-        # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.max_sequence_length = max_sequence_length
-        self.num_segments = num_segments
-        self.padding_id = padding_id
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.activation = activation
-        self.output_hidden_states = output_hidden_states
-        self.output_attentions = output_attentions
+    def position_ids(self, inputs, config):
+        return roberta_position_ids(inputs["token_ids"], config["padding_id"])  # (batch, seq)

@@ -1,4 +1,4 @@
-"""Small helpers shared by the layers: argument checks and initializers."""
+"""Checks and defaults for layer arguments, shared by the layers and the models built from them."""
 
 import keras
 
