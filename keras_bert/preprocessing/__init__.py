@@ -1,4 +1,4 @@
-"""Text pipeline: tokenizer, vocabulary learner, input packer, pretraining data.
+"""Text pipeline: tokenizers (on one base, `Tokenizer`), vocabulary learner, input packer, pretraining data.
 
 TensorFlow and tensorflow-text are imported here (and in `export/`) only; the
 outputs are plain int32 tensors that any Keras backend consumes via tf.data.
@@ -21,12 +21,14 @@ from keras_bert.preprocessing.pretraining import (
     write_tfrecords,
 )
 from keras_bert.preprocessing.sentence_piece_tokenizer import SentencePieceTokenizer
+from keras_bert.preprocessing.tokenizer import Tokenizer
 from keras_bert.preprocessing.vocabulary import learn_vocabulary, write_vocabulary
 
 __all__ = [
     "BertTokenizer",
     "BytePairTokenizer",
     "SentencePieceTokenizer",
+    "Tokenizer",
     "BertInputPacker",
     "PretrainingDataConfig",
     "create_nsp_pairs",

@@ -1,6 +1,7 @@
 """BERT's basic text cleanup as RE2 character classes and TF string ops.
 
-Private helper of `BertTokenizer` and `learn_vocabulary`. The reference is
+Private helper of `BertTokenizer` and `learn_vocabulary` (and of
+`SentencePieceTokenizer`'s lowercasing and mark stripping). The reference is
 transformers' default `BertTokenizer`: the Rust `BertNormalizer` and
 `BertPreTokenizer` of Hugging Face `tokenizers`. They decide what is a
 control character, whitespace, punctuation or a nonspacing mark with their

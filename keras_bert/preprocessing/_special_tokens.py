@@ -1,8 +1,10 @@
-"""Private helpers shared by the SentencePiece and byte-level BPE tokenizers.
+"""Special tokens: the check every tokenizer's vocabulary passes, and cutting them out of the text.
 
 transformers cuts literal special tokens ("[MASK]", "<mask>", ...) out of the
 text before anything else runs, and tokenizes the pieces between them on
-their own; `SpecialTokenSplitter` does the same with TensorFlow ops.
+their own; `SpecialTokenSplitter` does the same with TensorFlow ops (for the
+SentencePiece and byte-level BPE tokenizers; `BertTokenizer` splits with
+offsets of its own).
 """
 
 import re
@@ -13,6 +15,23 @@ import tensorflow as tf
 # mark where a special token starts and ends without colliding with any text,
 # NUL bytes included.
 _MARK = b"\xff"
+
+
+def check_special_tokens(tokens, required, source, owner):
+    """Raises `ValueError` naming the tokens of `required` that `tokens` lacks.
+
+    Args:
+        tokens: the vocabulary's tokens (a list, or a dict keyed by token).
+        required: the special token strings, in the order to name them.
+        source: what holds `tokens`, as the message's subject (a file path, usually).
+        owner: whose vocabulary must hold them, e.g. "ALBERT's".
+    """
+    present = set(tokens)
+    missing = [t for t in required if t not in present]
+    if missing:
+        raise ValueError(
+            f"{source} lacks the special token(s) {missing}; {owner} must contain all of {list(required)}."
+        )
 
 
 def _re2_escape(token):
@@ -56,47 +75,26 @@ class SpecialTokenSplitter:
         ids = tf.gather(self._ids, tf.argmax(tf.cast(equal, tf.int32), axis=1))
         return pieces, tf.where(matched, ids, -1)
 
+    def tokenize(self, text, tokenize_text, enabled=True):
+        """`(batch,)` strings → int32 ragged ids `(batch, None)`, special tokens cut out first.
 
-def as_batch(strings):
-    """A string or batch of strings → `((batch,) string tensor, was_scalar)`."""
-    if isinstance(strings, tf.RaggedTensor):
-        raise ValueError(
-            f"`strings` must be a string or a 1-D batch of strings; received a RaggedTensor of shape {strings.shape}"
+        Args:
+            text: string tensor `(batch,)`.
+            tokenize_text: the tokenizer's own algorithm, run on the text
+                between special tokens: string `(num_pieces,)` → int32 ragged
+                `(num_pieces, None)`. A special token's piece comes as "".
+            enabled: cut special tokens out (`special_tokens_in_strings`);
+                without, each string is one piece of text.
+
+        Returns:
+            int32 ragged `(batch, None)`: each piece's ids in order, a special
+            token's piece its one id.
+        """
+        pieces, special_ids = self.split(text, enabled)
+        is_special = special_ids >= 0
+        ids = tokenize_text(tf.where(is_special, "", pieces.flat_values))
+        special = tf.RaggedTensor.from_row_lengths(
+            tf.boolean_mask(special_ids, is_special), tf.cast(is_special, ids.row_splits.dtype)
         )
-    text = tf.convert_to_tensor(strings, dtype=tf.string)
-    if text.shape.rank == 0:
-        return text[tf.newaxis], True
-    if text.shape.rank == 1:
-        return text, False
-    raise ValueError(f"`strings` must be a string or a 1-D batch of strings; received shape {text.shape}")
-
-
-def gather_pieces(ids, vocabulary, skip_ids=()):
-    """Ids → ragged `(batch, None)` piece strings, without `skip_ids`.
-
-    Args:
-        ids: int ids of shape `(num_tokens,)` or `(batch_size, num_tokens)`,
-            a list, a dense or a ragged tensor.
-        vocabulary: 1-D string tensor, piece of each id.
-        skip_ids: ids to leave out (special tokens).
-
-    Returns:
-        `(pieces, was_scalar)`.
-    """
-    if not isinstance(ids, (tf.Tensor, tf.RaggedTensor)):
-        rows = [r for r in ids if isinstance(r, (list, tuple))]
-        ragged = len({len(r) for r in rows}) > 1
-        ids = tf.ragged.constant(ids) if ragged else tf.constant(ids)
-    ids = tf.cast(ids, tf.int32)
-    scalar = ids.shape.rank == 1
-    if scalar:
-        ids = ids[tf.newaxis]
-    if isinstance(ids, tf.Tensor):
-        ids = tf.RaggedTensor.from_tensor(ids)
-    size = tf.shape(vocabulary)[0]
-    tf.debugging.assert_less(ids.flat_values, size, message="ids must be smaller than the vocabulary size")
-    if len(skip_ids):
-        skip = tf.constant(list(skip_ids), tf.int32)
-        keep = tf.reduce_all(ids.flat_values[:, None] != skip[None, :], axis=-1)
-        ids = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
-    return ids.with_flat_values(tf.gather(vocabulary, ids.flat_values)), scalar
+        # [batch, pieces, ids] → [batch, ids]
+        return pieces.with_flat_values(tf.concat([ids, special], axis=1)).merge_dims(1, 2)

@@ -8,16 +8,12 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from keras_bert._untracked import untracked
 from keras_bert._utf8 import read_utf8
 from keras_bert.converters.checkpoint import resolve_location
 from keras_bert.converters.tokenizer_files import find_vocabulary, read_do_lower_case
 from keras_bert.preprocessing import _bert_text
-from keras_bert.preprocessing._shared_graphs import eager_graphs
-
-# Plain graph code without Python control flow on tensors: skipping AutoGraph
-# saves ~1 s of tracing every time a tf.data pipeline maps over it.
-_no_autograph = tf.autograph.experimental.do_not_convert
+from keras_bert.preprocessing._special_tokens import check_special_tokens
+from keras_bert.preprocessing.tokenizer import Tokenizer, no_autograph
 
 PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"
@@ -52,12 +48,7 @@ def validate_vocabulary(vocabulary, source="the vocabulary"):
         vocabulary: list of token strings.
         source: what to name in the error message (a file path, usually).
     """
-    missing = [t for t in SPECIAL_TOKENS if t not in set(vocabulary)]
-    if missing:
-        raise ValueError(
-            f"{source} lacks the special token(s) {missing}; a BERT vocabulary "
-            f"must contain all of {list(SPECIAL_TOKENS)}."
-        )
+    check_special_tokens(vocabulary, SPECIAL_TOKENS, source, "a BERT vocabulary")
     seen, duplicates = set(), []
     for token in vocabulary:
         if token in seen and token not in duplicates:
@@ -72,7 +63,7 @@ def validate_vocabulary(vocabulary, source="the vocabulary"):
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertTokenizer(tf.Module):
+class BertTokenizer(Tokenizer):
     """BERT's WordPiece tokenizer, id-for-id equal to Hugging Face's.
 
     Text goes through BERT's basic cleanup as transformers' default (Rust)
@@ -92,6 +83,10 @@ class BertTokenizer(tf.Module):
     (without its own Unicode folding); everything is TensorFlow ops, so the
     tokenizer works eagerly, inside `tf.function` and inside
     `tf.data.Dataset.map`, on any Keras backend, and exports in a SavedModel.
+    `detokenize` joins the pieces with spaces and glues `##` pieces on, as
+    Hugging Face's `decode(..., clean_up_tokenization_spaces=False)`: the
+    result is the normalized text (lowercased, accents stripped, one space
+    between words and around punctuation), not the original.
 
     Agreement: ids and offsets equal those of transformers' `BertTokenizer`
     (= `BertTokenizerFast` = what `AutoTokenizer` gives: the Rust
@@ -140,6 +135,8 @@ class BertTokenizer(tf.Module):
     <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'hello , world !'])>
     """
 
+    special_tokens = {"pad": PAD_TOKEN, "unk": UNK_TOKEN, "cls": CLS_TOKEN, "sep": SEP_TOKEN, "mask": MASK_TOKEN}
+
     def __init__(
         self,
         vocabulary,
@@ -150,7 +147,6 @@ class BertTokenizer(tf.Module):
         max_chars_per_word=100,
         name=None,
     ):
-        super().__init__(name=name)
         source = "the vocabulary"
         if isinstance(vocabulary, (str, os.PathLike)):
             source = f"vocabulary file {os.fspath(vocabulary)!r}"
@@ -167,24 +163,11 @@ class BertTokenizer(tf.Module):
                 "`max_chars_per_word` must be a positive int; received "
                 f"{max_chars_per_word!r}"
             )
-        # Plain Python containers: tf.Module would otherwise wrap them in
-        # trackable structures, slow to build and to walk in a SavedModel.
-        self._setattr_tracking = False
-        self._vocabulary = tuple(vocabulary)
-        self._token_to_id = {t: i for i, t in enumerate(vocabulary)}
+        super().__init__({t: i for i, t in enumerate(vocabulary)}, special_tokens_in_strings, name=name)
         self.lowercase = bool(lowercase)
         self.strip_accents = None if strip_accents is None else bool(strip_accents)
         self.tokenize_chinese_chars = bool(tokenize_chinese_chars)
-        self.special_tokens_in_strings = bool(special_tokens_in_strings)
         self.max_chars_per_word = max_chars_per_word
-
-        self.pad_token_id = self._token_to_id[PAD_TOKEN]
-        self.unk_token_id = self._token_to_id[UNK_TOKEN]
-        self.cls_token_id = self._token_to_id[CLS_TOKEN]
-        self.sep_token_id = self._token_to_id[SEP_TOKEN]
-        self.mask_token_id = self._token_to_id[MASK_TOKEN]
-        self.special_token_ids = sorted(self._token_to_id[t] for t in SPECIAL_TOKENS)
-        self._setattr_tracking = True
 
         # A word of up to `max_chars_per_word` characters can take 4 bytes per
         # character; longer words are replaced by "[UNK]" before WordPiece, so
@@ -197,17 +180,8 @@ class BertTokenizer(tf.Module):
             unknown_token=UNK_TOKEN,
             no_pretokenization=True,
         )
-        self._vocabulary_tensor = tf.constant(vocabulary, dtype=tf.string)
         self._special_pattern = "|".join(
             t.replace("[", r"\[").replace("]", r"\]") for t in SPECIAL_TOKENS
-        )
-        # One graph per method: eager calls then cost one dispatch, not ~20. Untracked: a SavedModel
-        # holding the tokenizer does not need these graphs again (see keras_bert/_untracked.py).
-        spec = [tf.TensorSpec([None], tf.string)]
-        self._graphs = untracked(
-            words=tf.function(self._tokenize_words_1d, input_signature=spec, autograph=False),
-            offsets=tf.function(self._tokenize_with_offsets_1d, input_signature=spec, autograph=False),
-            eager=None,  # the graphs eager calls run: see `_traced`
         )
 
     # ------------------------------------------------------------------ config
@@ -267,7 +241,7 @@ class BertTokenizer(tf.Module):
 
     def get_config(self):
         return {
-            "vocabulary": list(self._vocabulary),
+            "vocabulary": self.get_vocabulary(),
             "lowercase": self.lowercase,
             "strip_accents": self.strip_accents,
             "tokenize_chinese_chars": self.tokenize_chinese_chars,
@@ -275,55 +249,8 @@ class BertTokenizer(tf.Module):
             "max_chars_per_word": self.max_chars_per_word,
         }
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    # -------------------------------------------------------------- vocabulary
-    def vocabulary_size(self):
-        """Number of tokens in the vocabulary."""
-        return len(self._vocabulary)
-
-    def get_vocabulary(self):
-        """The vocabulary as a list of strings; a token's id is its index."""
-        return list(self._vocabulary)
-
-    def id_to_token(self, id):
-        """The token string of an integer id."""
-        if not 0 <= int(id) < len(self._vocabulary):
-            raise ValueError(
-                f"`id` must be in [0, {len(self._vocabulary)}); received {id!r}"
-            )
-        return self._vocabulary[int(id)]
-
-    def token_to_id(self, token):
-        """The integer id of a token string (a vocabulary entry)."""
-        if token not in self._token_to_id:
-            raise ValueError(f"`token` {token!r} is not in the vocabulary.")
-        return self._token_to_id[token]
-
     # ------------------------------------------------------------- tokenizing
-    @_no_autograph
-    def __call__(self, strings):
-        return self.tokenize(strings)
-
-    @_no_autograph
-    def tokenize(self, strings):
-        """Text → WordPiece ids.
-
-        Args:
-            strings: a string, a list of strings, or a string tensor of shape
-                `()` or `(batch_size,)`.
-
-        Returns:
-            int32 ids: a `tf.Tensor` of shape `(num_tokens,)` for a scalar
-            input, otherwise a `tf.RaggedTensor` of shape
-            `(batch_size, None)`. No `[CLS]`/`[SEP]` are added.
-        """
-        words = self.tokenize_words(strings)
-        return words.merge_dims(-2, -1)
-
-    @_no_autograph
+    @no_autograph
     def tokenize_words(self, strings):
         """Text → WordPiece ids grouped by word (what whole-word masking needs).
 
@@ -339,11 +266,9 @@ class BertTokenizer(tf.Module):
             int32 `tf.RaggedTensor` of shape `(batch_size, None, None)`
             (words, then their wordpieces), or `(None, None)` for a scalar.
         """
-        text, scalar = self._as_batch(strings)
-        words = self._traced().words(text)
-        return words[0] if scalar else words
+        return self._on_batch(strings, self._traced_words)
 
-    @_no_autograph
+    @no_autograph
     def tokenize_with_offsets(self, strings, unit="char"):
         """Text → ids plus each token's span in the ORIGINAL text.
 
@@ -365,69 +290,28 @@ class BertTokenizer(tf.Module):
         """
         if unit not in ("char", "byte"):
             raise ValueError(f'`unit` must be "char" or "byte"; received {unit!r}')
-        text, scalar = self._as_batch(strings)
-        ids, byte_starts, byte_ends, char_starts, char_ends = self._traced().offsets(text)
-        outputs = (ids, char_starts, char_ends) if unit == "char" else (ids, byte_starts, byte_ends)
-        if scalar:
-            outputs = tuple(x[0] for x in outputs)
-        return outputs
 
-    @_no_autograph
-    def detokenize(self, ids, skip_special_tokens=True):
-        """WordPiece ids → text: pieces joined by spaces, `##` glued on.
+        def offsets(text):
+            ids, byte_starts, byte_ends, char_starts, char_ends = self._traced().offsets(text)
+            return (ids, char_starts, char_ends) if unit == "char" else (ids, byte_starts, byte_ends)
 
-        Like Hugging Face's `decode(..., clean_up_tokenization_spaces=False)`:
-        the result is the normalized text (lowercased, accents stripped, one
-        space between words and around punctuation), not the original.
-
-        Args:
-            ids: int ids of shape `(num_tokens,)` or `(batch_size, num_tokens)`,
-                dense (padding is dropped) or ragged.
-            skip_special_tokens: drop `[PAD]`, `[CLS]`, `[SEP]`, `[MASK]`,
-                `[UNK]`.
-
-        Returns:
-            A string tensor of shape `()` or `(batch_size,)`.
-        """
-        if not isinstance(ids, (tf.Tensor, tf.RaggedTensor)):
-            ids = tf.ragged.constant(ids) if _is_ragged_list(ids) else tf.constant(ids)
-        ids = tf.cast(ids, tf.int32)
-        scalar = ids.shape.rank == 1
-        if scalar:
-            ids = ids[tf.newaxis] if isinstance(ids, tf.Tensor) else tf.RaggedTensor.from_tensor(ids[tf.newaxis])
-        if isinstance(ids, tf.Tensor):
-            ids = tf.RaggedTensor.from_tensor(ids)
-        if skip_special_tokens:
-            special = tf.constant(self.special_token_ids, tf.int32)
-            keep = tf.reduce_all(ids.flat_values[:, None] != special[None, :], axis=-1)
-            ids = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
-        tokens = ids.with_flat_values(tf.gather(self._vocabulary_tensor, ids.flat_values))
-        text = tf.strings.reduce_join(tokens, axis=-1, separator=" ")
-        text = tf.strings.strip(tf.strings.regex_replace(text, " ##", ""))
-        return text[0] if scalar else text
+        return self._on_batch(strings, offsets)
 
     # -------------------------------------------------------------- internals
-    def _traced(self):
-        """This tokenizer's graphs; in an eager call, those an equal tokenizer traced first (see _shared_graphs)."""
-        return eager_graphs(self._graphs, lambda: (
-            type(self), self._vocabulary, self.lowercase, self.strip_accents, self.tokenize_chinese_chars,
-            self.special_tokens_in_strings, self.max_chars_per_word))
+    def _graph_functions(self):
+        # `tokenize` merges the word axis of `words`: no graph of its own to trace.
+        return {"words": self._tokenize_words_1d, "offsets": self._tokenize_with_offsets_1d}
 
-    def _as_batch(self, strings):
-        if isinstance(strings, tf.RaggedTensor):
-            raise ValueError(
-                "`strings` must be a string or a 1-D batch of strings; received a "
-                f"RaggedTensor of shape {strings.shape}"
-            )
-        text = tf.convert_to_tensor(strings, dtype=tf.string)
-        if text.shape.rank == 0:
-            return text[tf.newaxis], True
-        if text.shape.rank == 1:
-            return text, False
-        raise ValueError(
-            "`strings` must be a string or a 1-D batch of strings; received shape "
-            f"{text.shape}"
-        )
+    def _traced_words(self, text):
+        return self._traced().words(text)
+
+    def _tokenize_batch(self, text):
+        # [batch, words, wordpieces] → [batch, wordpieces]
+        return self._traced_words(text).merge_dims(1, 2)
+
+    def _join_pieces(self, pieces):
+        text = tf.strings.reduce_join(pieces, axis=-1, separator=" ")
+        return tf.strings.strip(tf.strings.regex_replace(text, " ##", ""))
 
     def _normalize(self, text):
         strip = self.lowercase if self.strip_accents is None else self.strip_accents
@@ -571,10 +455,3 @@ class BertTokenizer(tf.Module):
             like_ids(char_start),
             like_ids(char_end),
         )
-
-
-def _is_ragged_list(ids):
-    if hasattr(ids, "shape"):
-        return False
-    lengths = {len(row) for row in ids if isinstance(row, (list, tuple))}
-    return len(lengths) > 1

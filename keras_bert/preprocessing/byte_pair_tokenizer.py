@@ -7,13 +7,9 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from keras_bert._untracked import untracked
 from keras_bert.converters.tokenizer_files import find_tokenizer_files
-from keras_bert.preprocessing import _special_tokens
-from keras_bert.preprocessing._shared_graphs import eager_graphs
-
-# Plain graph code without Python control flow on tensors (see bert_tokenizer.py).
-_no_autograph = tf.autograph.experimental.do_not_convert
+from keras_bert.preprocessing._special_tokens import SpecialTokenSplitter, check_special_tokens
+from keras_bert.preprocessing.tokenizer import Tokenizer
 
 SPECIAL_TOKENS = {"cls": "<s>", "pad": "<pad>", "sep": "</s>", "unk": "<unk>", "mask": "<mask>"}
 
@@ -67,7 +63,7 @@ def _read_files(files):
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BytePairTokenizer(tf.Module):
+class BytePairTokenizer(Tokenizer):
     """RoBERTa's byte-level BPE tokenizer, id-for-id with transformers'.
 
     As transformers' `RobertaTokenizer` (the Rust `tokenizers` one, the
@@ -77,7 +73,10 @@ class BytePairTokenizer(tf.Module):
     pattern (contractions, letters, digits, other symbols, each with at most
     one leading space; whitespace runs), every piece's UTF-8 bytes become
     GPT-2's printable byte characters, and the BPE merges apply in rank
-    order, the leftmost of equal ranks first.
+    order, the leftmost of equal ranks first. `detokenize` gives the
+    original text back (byte-level BPE loses nothing), as transformers'
+    `decode(..., clean_up_tokenization_spaces=False)`; bytes that do not
+    form valid UTF-8 become U+FFFD.
 
     The merges run in a `tf.while_loop` over the batch's distinct words, one
     merge per word and step, so the tokenizer is TensorFlow ops throughout:
@@ -99,12 +98,12 @@ class BytePairTokenizer(tf.Module):
     >>> tokenizer.tokenize(["Hello world"])
     """
 
+    special_tokens = SPECIAL_TOKENS
     # How BertInputPacker lays out a pair: <s> A </s></s> B </s>, one segment type.
     separators_between = 2
     typed_segments = False
 
     def __init__(self, vocabulary, merges, special_tokens_in_strings=True, name=None):
-        super().__init__(name=name)
         if isinstance(vocabulary, (str, os.PathLike)) or isinstance(merges, (str, os.PathLike)):
             if not (isinstance(vocabulary, (str, os.PathLike)) and isinstance(merges, (str, os.PathLike))):
                 raise ValueError("`vocabulary` and `merges` must both be paths or both be Python values.")
@@ -117,21 +116,9 @@ class BytePairTokenizer(tf.Module):
         if not isinstance(merges, (list, tuple)) or not all(isinstance(m, str) and len(m.split(" ")) == 2 for m in merges):
             bad = next((m for m in merges if not (isinstance(m, str) and len(m.split(" ")) == 2)), merges) if isinstance(merges, (list, tuple)) else merges
             raise ValueError(f'`merges` must be a list of "a b" rules or the path of a merges.txt; received {bad!r:.100}')
-        missing = [t for t in SPECIAL_TOKENS.values() if t not in vocabulary]
-        if missing:
-            raise ValueError(
-                f"The vocabulary lacks the special token(s) {missing}; RoBERTa's must contain all of "
-                f"{list(SPECIAL_TOKENS.values())}."
-            )
-        self._setattr_tracking = False  # plain Python values, not trackables
-        self._vocabulary = dict(vocabulary)
-        self._merges = list(merges)
-        self._id_to_token = {i: t for t, i in vocabulary.items()}
-        self.special_tokens_in_strings = bool(special_tokens_in_strings)
-        for role, token in SPECIAL_TOKENS.items():
-            setattr(self, f"{role}_token_id", vocabulary[token])
-        self.special_token_ids = sorted(vocabulary[t] for t in SPECIAL_TOKENS.values())
-        self._setattr_tracking = True
+        check_special_tokens(vocabulary, SPECIAL_TOKENS.values(), "The vocabulary", "RoBERTa's")
+        super().__init__(vocabulary, special_tokens_in_strings, name=name)
+        self._keep_plain(_merges=list(merges))
 
         init = tf.lookup.KeyValueTensorInitializer
         tokens = list(vocabulary)
@@ -148,15 +135,7 @@ class BytePairTokenizer(tf.Module):
             init(tf.constant([byte_map[b] for b in range(256)]), tf.constant([bytes([b]) for b in range(256)])),
             default_value="",
         )
-        size = max(vocabulary.values()) + 1
-        self._vocabulary_tensor = tf.constant([self._id_to_token.get(i, "") for i in range(size)])
-        self._specials = _special_tokens.SpecialTokenSplitter({t: vocabulary[t] for t in SPECIAL_TOKENS.values()})
-        spec = [tf.TensorSpec([None], tf.string)]
-        # Untracked: a SavedModel holding the tokenizer does not need this graph again (see keras_bert/_untracked.py).
-        self._graphs = untracked(
-            tokenize=tf.function(self._tokenize_1d, input_signature=spec, autograph=False),
-            eager=None,  # the graphs eager calls run: see `_traced`
-        )
+        self._specials = SpecialTokenSplitter({t: vocabulary[t] for t in SPECIAL_TOKENS.values()})
 
     # ------------------------------------------------------------------ config
     @classmethod
@@ -176,89 +155,19 @@ class BytePairTokenizer(tf.Module):
 
     def get_config(self):
         return {
-            "vocabulary": dict(self._vocabulary),
+            "vocabulary": dict(self._token_to_id),
             "merges": list(self._merges),
             "special_tokens_in_strings": self.special_tokens_in_strings,
         }
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    # -------------------------------------------------------------- vocabulary
-    def vocabulary_size(self):
-        """Number of ids: the largest id + 1."""
-        return int(self._vocabulary_tensor.shape[0])
-
-    def get_vocabulary(self):
-        """The tokens as a list of strings; a token's id is its index."""
-        return [self._id_to_token.get(i, "") for i in range(self.vocabulary_size())]
-
-    def id_to_token(self, id):
-        """The token string of an integer id."""
-        if int(id) not in self._id_to_token:
-            raise ValueError(f"`id` must be an id of the vocabulary (0..{self.vocabulary_size() - 1}); received {id!r}")
-        return self._id_to_token[int(id)]
-
-    def token_to_id(self, token):
-        """The integer id of a token (byte-level characters, e.g. "Ġthe")."""
-        if token not in self._vocabulary:
-            raise ValueError(f"`token` {token!r} is not in the vocabulary.")
-        return self._vocabulary[token]
-
-    # ------------------------------------------------------------- tokenizing
-    @_no_autograph
-    def __call__(self, strings):
-        return self.tokenize(strings)
-
-    @_no_autograph
-    def tokenize(self, strings):
-        """Text → BPE ids.
-
-        Args:
-            strings: a string, a list of strings, or a string tensor of shape
-                `()` or `(batch_size,)`.
-
-        Returns:
-            int32 ids: a `tf.Tensor` of shape `(num_tokens,)` for a scalar
-            input, otherwise a `tf.RaggedTensor` of shape
-            `(batch_size, None)`. No `<s>`/`</s>` are added.
-        """
-        text, scalar = _special_tokens.as_batch(strings)
-        ids = self._traced().tokenize(text)
-        return ids[0] if scalar else ids
-
-    @_no_autograph
-    def detokenize(self, ids, skip_special_tokens=True):
-        """Ids → the original text (byte-level BPE loses nothing).
-
-        Like transformers' `decode(..., clean_up_tokenization_spaces=False)`;
-        bytes that do not form valid UTF-8 become U+FFFD.
-
-        Args:
-            ids: int ids of shape `(num_tokens,)` or `(batch_size, num_tokens)`,
-                dense or ragged.
-            skip_special_tokens: drop `<s>`, `</s>`, `<pad>`, `<unk>`, `<mask>`.
-
-        Returns:
-            A string tensor of shape `()` or `(batch_size,)`.
-        """
-        pieces, scalar = _special_tokens.gather_pieces(
-            ids, self._vocabulary_tensor, self.special_token_ids if skip_special_tokens else ()
-        )
+    # -------------------------------------------------------------- internals
+    def _join_pieces(self, pieces):
         chars = tf.strings.unicode_split(tf.strings.reduce_join(pieces, axis=-1), "UTF-8")
         # Special tokens are kept as they are written; every other character is one byte.
         as_bytes = self._char_bytes.lookup(chars.flat_values)
         as_bytes = tf.where(as_bytes == "", chars.flat_values, as_bytes)
         text = tf.strings.reduce_join(chars.with_flat_values(as_bytes), axis=-1)
-        text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
-        return text[0] if scalar else text
-
-    # -------------------------------------------------------------- internals
-    def _traced(self):
-        """This tokenizer's graphs; in an eager call, those an equal tokenizer traced first (see _shared_graphs)."""
-        return eager_graphs(self._graphs, lambda: (
-            type(self), frozenset(self._vocabulary.items()), tuple(self._merges), self.special_tokens_in_strings))
+        return tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
 
     def _words(self, text):
         """`(n,)` text pieces → ragged `(n, words)`: GPT-2's pre-tokenization."""
@@ -296,9 +205,11 @@ class BytePairTokenizer(tf.Module):
         return symbols
 
     def _tokenize_1d(self, text):
-        pieces, special_ids = self._specials.split(text, self.special_tokens_in_strings)
-        is_special = special_ids >= 0
-        words = self._words(tf.where(is_special, "", pieces.flat_values))
+        return self._specials.tokenize(text, self._tokenize_text, self.special_tokens_in_strings)
+
+    def _tokenize_text(self, pieces):
+        """`(n,)` text without special tokens → int32 ragged `(n, None)` BPE ids."""
+        words = self._words(pieces)
         # BPE once per distinct word of the batch.
         unique, index = tf.unique(words.flat_values)
         raw = tf.strings.bytes_split(unique)
@@ -307,10 +218,5 @@ class BytePairTokenizer(tf.Module):
         tokens = self._merge(symbols.to_tensor(""))
         token_ids = tf.ragged.boolean_mask(self._token_ids.lookup(tokens), tokens != "")
         word_ids = tf.gather(token_ids, index)
-        # [pieces, words, ids] → [pieces, ids], then the special pieces' ids.
-        per_piece = words.with_flat_values(word_ids).merge_dims(1, 2)
-        special = tf.RaggedTensor.from_row_lengths(
-            tf.boolean_mask(special_ids, is_special), tf.cast(is_special, per_piece.row_splits.dtype)
-        )
-        per_piece = tf.concat([per_piece, special], axis=1)
-        return pieces.with_flat_values(per_piece).merge_dims(1, 2)
+        # [pieces, words, ids] → [pieces, ids]
+        return words.with_flat_values(word_ids).merge_dims(1, 2)

@@ -8,13 +8,10 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from keras_bert._untracked import untracked
 from keras_bert.converters.tokenizer_files import find_tokenizer_files
-from keras_bert.preprocessing import _bert_text, _special_tokens
-from keras_bert.preprocessing._shared_graphs import eager_graphs
-
-# Plain graph code without Python control flow on tensors (see bert_tokenizer.py).
-_no_autograph = tf.autograph.experimental.do_not_convert
+from keras_bert.preprocessing import _bert_text
+from keras_bert.preprocessing._special_tokens import SpecialTokenSplitter, check_special_tokens
+from keras_bert.preprocessing.tokenizer import Tokenizer
 
 SPECIAL_TOKENS = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
 # transformers' AlbertConverter (what wrote the tokenizer.json of ALBERT's
@@ -61,7 +58,7 @@ def _tokenizer_json_penalizes(tokenizer_json, model_proto):
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class SentencePieceTokenizer(tf.Module):
+class SentencePieceTokenizer(Tokenizer):
     """ALBERT's SentencePiece (unigram) tokenizer, id-for-id with transformers'.
 
     The text goes through what transformers' `AlbertTokenizer` (the Rust
@@ -76,7 +73,9 @@ class SentencePieceTokenizer(tf.Module):
     penalised as transformers' `AlbertConverter` does, so
     "1,000,000" splits like ALBERT's (when `split_number_commas`). Literal special tokens in the text
     (`[MASK]`, `[CLS]`, `[SEP]`, `<pad>`, `<unk>`) map to their ids, as in
-    transformers.
+    transformers. `detokenize` joins the pieces and reads "▁" as a space
+    (transformers' `decode`): the result is the normalized text (lowercased,
+    no accents, single spaces), not the original.
 
     Everything is TensorFlow ops: the tokenizer works eagerly, in
     `tf.function`, in `tf.data.Dataset.map` on any Keras backend, and inside a
@@ -107,9 +106,7 @@ class SentencePieceTokenizer(tf.Module):
     >>> tokenizer.tokenize(["Héllo, world!"])
     """
 
-    # How BertInputPacker lays out a pair: [CLS] A [SEP] B [SEP], B's tokens typed 1.
-    separators_between = 1
-    typed_segments = True
+    special_tokens = SPECIAL_TOKENS
 
     def __init__(
         self,
@@ -120,7 +117,6 @@ class SentencePieceTokenizer(tf.Module):
         split_number_commas=False,
         name=None,
     ):
-        super().__init__(name=name)
         if isinstance(proto, (str, os.PathLike)):
             path = os.fspath(proto)
             if not os.path.isfile(path):
@@ -138,36 +134,15 @@ class SentencePieceTokenizer(tf.Module):
             raise ValueError(f"`proto` is not a SentencePiece model: {error}") from None
         if not vocabulary:
             raise ValueError("`proto` is not a SentencePiece model: it holds no pieces.")
-        self._setattr_tracking = False  # plain Python values, not trackables
+        token_to_id = {t: i for i, t in enumerate(vocabulary)}
+        check_special_tokens(token_to_id, SPECIAL_TOKENS.values(), "The SentencePiece model", "ALBERT's")
+        super().__init__(token_to_id, special_tokens_in_strings, name=name)
         self._proto = proto
-        self._vocabulary = tuple(vocabulary)
-        self._token_to_id = {t: i for i, t in enumerate(vocabulary)}
-        missing = [t for t in SPECIAL_TOKENS.values() if t not in self._token_to_id]
-        if missing:
-            raise ValueError(
-                f"The SentencePiece model lacks the special token(s) {missing}; ALBERT's must "
-                f"contain all of {list(SPECIAL_TOKENS.values())}."
-            )
         self.lowercase = bool(lowercase)
         self.keep_accents = bool(keep_accents)
-        self.special_tokens_in_strings = bool(special_tokens_in_strings)
         self.split_number_commas = bool(split_number_commas)
-        for role, token in SPECIAL_TOKENS.items():
-            setattr(self, f"{role}_token_id", self._token_to_id[token])
-        self.special_token_ids = sorted(self._token_to_id[t] for t in SPECIAL_TOKENS.values())
-        self._setattr_tracking = True
-
         self._model_proto = model_proto
-        self._vocabulary_tensor = tf.constant(vocabulary, dtype=tf.string)
-        self._specials = _special_tokens.SpecialTokenSplitter(
-            {t: self._token_to_id[t] for t in SPECIAL_TOKENS.values()}
-        )
-        spec = [tf.TensorSpec([None], tf.string)]
-        # Untracked: a SavedModel holding the tokenizer does not need this graph again (see keras_bert/_untracked.py).
-        self._graphs = untracked(
-            tokenize=tf.function(self._tokenize_1d, input_signature=spec, autograph=False),
-            eager=None,  # the graphs eager calls run: see `_traced`
-        )
+        self._specials = SpecialTokenSplitter({t: token_to_id[t] for t in SPECIAL_TOKENS.values()})
 
     # ------------------------------------------------------------------ config
     @classmethod
@@ -213,77 +188,10 @@ class SentencePieceTokenizer(tf.Module):
             proto = base64.b64decode(proto)
         return cls(**{**config, "proto": proto})
 
-    # -------------------------------------------------------------- vocabulary
-    def vocabulary_size(self):
-        """Number of pieces in the model."""
-        return len(self._vocabulary)
-
-    def get_vocabulary(self):
-        """The pieces as a list of strings; a piece's id is its index."""
-        return list(self._vocabulary)
-
-    def id_to_token(self, id):
-        """The piece string of an integer id."""
-        if not 0 <= int(id) < len(self._vocabulary):
-            raise ValueError(f"`id` must be in [0, {len(self._vocabulary)}); received {id!r}")
-        return self._vocabulary[int(id)]
-
-    def token_to_id(self, token):
-        """The integer id of a piece."""
-        if token not in self._token_to_id:
-            raise ValueError(f"`token` {token!r} is not in the vocabulary.")
-        return self._token_to_id[token]
-
-    # ------------------------------------------------------------- tokenizing
-    @_no_autograph
-    def __call__(self, strings):
-        return self.tokenize(strings)
-
-    @_no_autograph
-    def tokenize(self, strings):
-        """Text → SentencePiece ids.
-
-        Args:
-            strings: a string, a list of strings, or a string tensor of shape
-                `()` or `(batch_size,)`.
-
-        Returns:
-            int32 ids: a `tf.Tensor` of shape `(num_tokens,)` for a scalar
-            input, otherwise a `tf.RaggedTensor` of shape
-            `(batch_size, None)`. No `[CLS]`/`[SEP]` are added.
-        """
-        text, scalar = _special_tokens.as_batch(strings)
-        ids = self._traced().tokenize(text)
-        return ids[0] if scalar else ids
-
-    @_no_autograph
-    def detokenize(self, ids, skip_special_tokens=True):
-        """Ids → text: pieces joined, "▁" read as a space (transformers' `decode`).
-
-        The result is the normalized text (lowercased, no accents, single
-        spaces), not the original.
-
-        Args:
-            ids: int ids of shape `(num_tokens,)` or `(batch_size, num_tokens)`,
-                dense or ragged.
-            skip_special_tokens: drop `<pad>`, `<unk>`, `[CLS]`, `[SEP]`, `[MASK]`.
-
-        Returns:
-            A string tensor of shape `()` or `(batch_size,)`.
-        """
-        pieces, scalar = _special_tokens.gather_pieces(
-            ids, self._vocabulary_tensor, self.special_token_ids if skip_special_tokens else ()
-        )
-        text = tf.strings.reduce_join(pieces, axis=-1)
-        text = tf.strings.strip(tf.strings.regex_replace(text, "▁", " "))
-        return text[0] if scalar else text
-
     # -------------------------------------------------------------- internals
-    def _traced(self):
-        """This tokenizer's graphs; in an eager call, those an equal tokenizer traced first (see _shared_graphs)."""
-        return eager_graphs(self._graphs, lambda: (
-            type(self), self._proto, self.lowercase, self.keep_accents, self.special_tokens_in_strings,
-            self.split_number_commas))
+    def _join_pieces(self, pieces):
+        text = tf.strings.reduce_join(pieces, axis=-1)
+        return tf.strings.strip(tf.strings.regex_replace(text, "▁", " "))
 
     def _normalize(self, text):
         """transformers' AlbertTokenizer normalizers before the model's own."""
@@ -297,18 +205,10 @@ class SentencePieceTokenizer(tf.Module):
         return text
 
     def _tokenize_1d(self, text):
-        pieces, special_ids = self._specials.split(text, self.special_tokens_in_strings)
-        is_special = special_ids >= 0
-        # A special piece is tokenized as "" (no ids) and gets its one id appended.
-        flat = tf.where(is_special, "", self._normalize(pieces.flat_values))
         # Made inside the traced graph: an eagerly made tf-text model is a
         # resource owned by an eager kernel, which tf.random.set_seed (and so
         # keras.utils.set_random_seed) deletes with the kernel cache.
         model = tf_text.SentencepieceTokenizer(model=self._model_proto, out_type=tf.int32)
-        ids = model.tokenize(flat)
-        special = tf.RaggedTensor.from_row_lengths(
-            tf.boolean_mask(special_ids, is_special), tf.cast(is_special, ids.row_splits.dtype)
+        return self._specials.tokenize(
+            text, lambda pieces: model.tokenize(self._normalize(pieces)), self.special_tokens_in_strings
         )
-        per_piece = tf.concat([ids, special], axis=1)
-        # [batch, pieces, ids] → [batch, ids]
-        return pieces.with_flat_values(per_piece).merge_dims(1, 2)

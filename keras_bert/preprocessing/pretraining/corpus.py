@@ -177,15 +177,8 @@ def _read_lines(path, max_line_chars, stats):
             yield line
 
 
-def read_documents(
-    files,
-    document_boundary="chapter",
-    line_format="wrapped",
-    document_separator=None,
-    chapter_pattern=CHAPTER_PATTERN,
-    max_line_chars=20_000,
-    stats=None,
-):
+def read_documents(files, document_boundary="chapter", line_format="wrapped", document_separator=None,
+                   chapter_pattern=CHAPTER_PATTERN, max_line_chars=20_000, stats=None):
     """Reads text files into documents of sentences.
 
     Args:
@@ -215,14 +208,11 @@ def read_documents(
     check_choice("line_format", line_format, LINE_FORMATS)
     check_positive_int("max_line_chars", max_line_chars)
     stats = _with_counters(stats)
-    chapter = re.compile(chapter_pattern, re.IGNORECASE)
     documents = []
     for path in expand_text_files(files):
-        stats["files"] += 1
-        lines = _read_lines(path, max_line_chars, stats)
-        documents.extend(
-            _file_documents(lines, document_boundary, line_format, document_separator, chapter, stats)
-        )
+        documents.extend(iter_file_documents(
+            path, document_boundary, line_format, document_separator, chapter_pattern, max_line_chars, stats
+        ))
     return documents, stats
 
 
@@ -265,20 +255,14 @@ def _file_documents(lines, document_boundary, line_format, document_separator, c
     yield from finished
 
 
-def iter_file_documents(
-    path,
-    document_boundary="chapter",
-    line_format="wrapped",
-    document_separator=None,
-    chapter_pattern=CHAPTER_PATTERN,
-    max_line_chars=20_000,
-    stats=None,
-):
+def iter_file_documents(path, document_boundary="chapter", line_format="wrapped", document_separator=None,
+                        chapter_pattern=CHAPTER_PATTERN, max_line_chars=20_000, stats=None):
     """Yields the documents of one text file, one at a time (what a streamed corpus reads).
 
-    The same documents, in the same order, as `read_documents([path], ...)`,
-    but only the current document and paragraph are held; the arguments are
-    those of `read_documents`.
+    The same documents, in the same order, as `read_documents([path], ...)`
+    (which reads each file with it), but only the current document and
+    paragraph are held; the arguments are those of `read_documents`, not
+    checked here.
 
     Yields:
         Documents, each a non-empty list of sentence strings.

@@ -58,24 +58,13 @@ def create_sentence_rows(
     special = (cls_token_id, sep_token_id, pad_token_id)
     if sentence_task == "none":
         return create_full_sentence_rows(documents, sequence_length, *special, word_starts=word_starts, seed=seed)
-    create = create_nsp_pairs if sentence_task == "nsp" else create_sop_pairs
-    return create(
-        documents, sequence_length, *special, word_starts=word_starts, short_seq_prob=short_seq_prob,
-        random_next_probability=random_next_probability, seed=seed,
+    return _shuffled_pairs(
+        sentence_task, documents, sequence_length, special, word_starts, short_seq_prob, random_next_probability, seed
     )
 
 
-def create_nsp_pairs(
-    documents,
-    sequence_length,
-    cls_token_id,
-    sep_token_id,
-    pad_token_id,
-    word_starts=None,
-    short_seq_prob=0.1,
-    random_next_probability=0.5,
-    seed=0,
-):
+def create_nsp_pairs(documents, sequence_length, cls_token_id, sep_token_id, pad_token_id, word_starts=None,
+                     short_seq_prob=0.1, random_next_probability=0.5, seed=0):
     """Builds next-sentence-prediction pairs, packed `[CLS] A [SEP] B [SEP]`.
 
     Documents are visited in order and the pairs are then shuffled (see the
@@ -102,28 +91,14 @@ def create_nsp_pairs(
         `(num_pairs, sequence_length)`; word_starts is 1 on special tokens)
         and `"nsp"` (int32, shape `(num_pairs,)`).
     """
-    check_sequence_length(sequence_length)
-    check_probability("short_seq_prob", short_seq_prob)
-    check_probability("random_next_probability", random_next_probability)
-    rng = random.Random(f"nsp:{seed}")
-    corpus = _FlatCorpus(documents, word_starts)
-    chooser = _PairChooser(corpus.bounds, sequence_length - 3, short_seq_prob, random_next_probability, rng)
-    spans = [span for d in range(len(corpus.bounds)) for span in chooser.document_pairs(d)]
-    rng.shuffle(spans)
-    return corpus.layout(spans, sequence_length, cls_token_id, sep_token_id, pad_token_id)
+    special = (cls_token_id, sep_token_id, pad_token_id)
+    return _shuffled_pairs(
+        "nsp", documents, sequence_length, special, word_starts, short_seq_prob, random_next_probability, seed
+    )
 
 
-def create_sop_pairs(
-    documents,
-    sequence_length,
-    cls_token_id,
-    sep_token_id,
-    pad_token_id,
-    word_starts=None,
-    short_seq_prob=0.1,
-    random_next_probability=0.5,
-    seed=0,
-):
+def create_sop_pairs(documents, sequence_length, cls_token_id, sep_token_id, pad_token_id, word_starts=None,
+                     short_seq_prob=0.1, random_next_probability=0.5, seed=0):
     """Sentence-order prediction pairs (ALBERT): two consecutive segments of one document.
 
     Chunks of sentences are gathered as for `create_nsp_pairs` and cut at a
@@ -137,15 +112,36 @@ def create_sop_pairs(
 
     Args and returns as `create_nsp_pairs` (`"nsp"` holds the SOP labels).
     """
+    special = (cls_token_id, sep_token_id, pad_token_id)
+    return _shuffled_pairs(
+        "sop", documents, sequence_length, special, word_starts, short_seq_prob, random_next_probability, seed
+    )
+
+
+def _shuffled_pairs(sentence_task, documents, sequence_length, special_ids, word_starts, short_seq_prob,
+                    random_next_probability, seed):
+    """The "nsp" or "sop" pairs of every document, in document order, then shuffled and laid out.
+
+    Args:
+        sentence_task: "nsp" (`_PairChooser.document_pairs`) or "sop"
+            (`_PairChooser.order_pairs`); it also seeds the draws, so NSP and
+            SOP from one seed differ.
+        special_ids: `(cls_token_id, sep_token_id, pad_token_id)`.
+        The others: as in `create_nsp_pairs`.
+
+    Returns:
+        The dict of arrays `create_nsp_pairs` returns.
+    """
     check_sequence_length(sequence_length)
     check_probability("short_seq_prob", short_seq_prob)
     check_probability("random_next_probability", random_next_probability)
-    rng = random.Random(f"sop:{seed}")
+    rng = random.Random(f"{sentence_task}:{seed}")
     corpus = _FlatCorpus(documents, word_starts)
-    chooser = _PairChooser(corpus.bounds, sequence_length - 3, short_seq_prob, random_next_probability, rng)
-    spans = [span for d in range(len(corpus.bounds)) for span in chooser.order_pairs(d, corpus.starts[d])]
+    chooser = _PairChooser(corpus, sequence_length - 3, short_seq_prob, random_next_probability, rng)
+    pairs_of = chooser.document_pairs if sentence_task == "nsp" else chooser.order_pairs
+    spans = [span for d in range(len(corpus.bounds)) for span in pairs_of(d)]
     rng.shuffle(spans)
-    return corpus.layout(spans, sequence_length, cls_token_id, sep_token_id, pad_token_id)
+    return corpus.layout(spans, sequence_length, *special_ids)
 
 
 class _FlatCorpus:
@@ -201,10 +197,11 @@ class _FlatCorpus:
 
 
 class _PairChooser:
-    """Chooses the A and B spans of every pair; draws from one `random.Random` in a fixed order."""
+    """Chooses the A and B spans of every pair of a `_FlatCorpus`; draws from one `random.Random` in a fixed order."""
 
-    def __init__(self, bounds, max_num_tokens, short_seq_prob, random_next_probability, rng):
-        self.bounds = bounds
+    def __init__(self, corpus, max_num_tokens, short_seq_prob, random_next_probability, rng):
+        self.bounds = corpus.bounds
+        self.starts = corpus.starts
         self.max_num_tokens = max_num_tokens
         self.short_seq_prob = short_seq_prob
         self.random_next_probability = random_next_probability
@@ -240,9 +237,9 @@ class _PairChooser:
                 target = self.target_length()
             i += 1
 
-    def order_pairs(self, d, starts):
+    def order_pairs(self, d):
         """Yields SOP spans `(d, a0, a1, d, b0, b1, label)` for document `d` (label 1: swapped)."""
-        bound, rng = self.bounds[d], self.rng
+        bound, starts, rng = self.bounds[d], self.starts[d], self.rng
         num_sentences = len(bound) - 1
         target = self.target_length()
         chunk_start = 0
@@ -340,6 +337,6 @@ def window_pairs(window, sequence_length, cls_token_id, sep_token_id, pad_token_
     """
     corpus = _FlatCorpus.__new__(_FlatCorpus)  # already flat: no per-sentence concatenation again
     corpus.ids, corpus.starts, corpus.bounds = (list(part) for part in zip(*window))
-    chooser = _PairChooser(corpus.bounds, sequence_length - 3, short_seq_prob, random_next_probability, rng)
+    chooser = _PairChooser(corpus, sequence_length - 3, short_seq_prob, random_next_probability, rng)
     spans = list(chooser.document_pairs(len(window) - 1))
     return corpus.layout(spans, sequence_length, cls_token_id, sep_token_id, pad_token_id)

@@ -1,0 +1,230 @@
+"""The base of the package's tokenizers: vocabulary, special tokens, batching, decoding and traced graphs.
+
+`BertTokenizer` (WordPiece), `SentencePieceTokenizer` (ALBERT's unigram
+model) and `BytePairTokenizer` (RoBERTa's byte-level BPE) differ in how text
+becomes ids and in the files they read; what surrounds that is written here,
+once.
+"""
+
+import json
+
+import tensorflow as tf
+
+from keras_bert._untracked import untracked
+from keras_bert.preprocessing._shared_graphs import eager_graphs
+
+# Plain graph code without Python control flow on tensors: skipping AutoGraph
+# saves ~1 s of tracing every time a tf.data pipeline maps over it.
+no_autograph = tf.autograph.experimental.do_not_convert
+
+
+class Tokenizer(tf.Module):
+    """Base of the tokenizers: text ↔ int32 ids with TensorFlow ops only.
+
+    Everything a tokenizer runs on tensors is TensorFlow ops, so it works
+    eagerly, inside `tf.function` and `tf.data.Dataset.map` on any Keras
+    backend, and inside a SavedModel. Eager calls run one traced graph per
+    method (one dispatch, not ~20), shared by equal tokenizers: two
+    tokenizers of the same class and `get_config()` trace the same program
+    (see `_shared_graphs`).
+
+    A subclass states only its own algorithm and files:
+    - `special_tokens`: dict role (`"pad"`, `"unk"`, `"cls"`, `"sep"`,
+      `"mask"`) → token string; each role gives an attribute such as
+      `cls_token_id`;
+    - its constructor: reads and checks its files, then calls this one;
+    - `_tokenize_1d(text)`: string `(batch_size,)` → int32 ragged
+      `(batch_size, None)`, traced once as the `tokenize` graph (or its own
+      `_graph_functions` and `_tokenize_batch`);
+    - `_join_pieces(pieces)`: how `detokenize` joins the token strings;
+    - `get_config()` (JSON: a `.keras` file or a packer's config holds it)
+      and `from_pretrained()`.
+
+    Args:
+        token_to_id: dict token string → int id, every one of
+            `special_tokens` among them. An id may hold no token (a gap in a
+            `vocab.json`): it still counts in `vocabulary_size()`.
+        special_tokens_in_strings: map literal special tokens in the text to
+            their ids (transformers' behaviour); with `False` they are
+            tokenized as plain text.
+        name: the `tf.Module` name.
+    """
+
+    special_tokens = {}
+    # How BertInputPacker lays out a pair: [CLS] A [SEP] B [SEP], B's tokens typed 1.
+    separators_between = 1
+    typed_segments = True
+
+    def __init__(self, token_to_id, special_tokens_in_strings=True, name=None):
+        super().__init__(name=name)
+        tokens = [None] * (max(token_to_id.values()) + 1)
+        for token, i in token_to_id.items():
+            if i >= 0:  # a negative id names no row of the embedding
+                tokens[i] = token
+        self._keep_plain(
+            _token_to_id=dict(token_to_id),
+            _id_to_token=tuple(tokens),
+            special_token_ids=sorted(token_to_id[t] for t in self.special_tokens.values()),
+        )
+        for role, token in self.special_tokens.items():
+            setattr(self, f"{role}_token_id", token_to_id[token])
+        self.special_tokens_in_strings = bool(special_tokens_in_strings)
+        self._vocabulary_tensor = tf.constant(self.get_vocabulary(), dtype=tf.string)
+        spec = [tf.TensorSpec([None], tf.string)]
+        # Untracked: a SavedModel holding the tokenizer does not need these graphs again
+        # (see keras_bert/_untracked.py).
+        self._graphs = untracked(
+            **{
+                graph: tf.function(function, input_signature=spec, autograph=False)
+                for graph, function in self._graph_functions().items()
+            },
+            eager=None,  # the graphs eager calls run: see `_traced`
+        )
+
+    # ------------------------------------------------------------------ config
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    # -------------------------------------------------------------- vocabulary
+    def vocabulary_size(self):
+        """Number of ids: the largest id + 1 (the rows of the model's token embedding)."""
+        return len(self._id_to_token)
+
+    def get_vocabulary(self):
+        """The tokens as a list of strings; a token's id is its index ("" where no token has that id)."""
+        return ["" if token is None else token for token in self._id_to_token]
+
+    def id_to_token(self, id):
+        """The token string of an integer id."""
+        if not 0 <= int(id) < len(self._id_to_token) or self._id_to_token[int(id)] is None:
+            raise ValueError(f"`id` must be an id of the vocabulary, in [0, {len(self._id_to_token)}); received {id!r}")
+        return self._id_to_token[int(id)]
+
+    def token_to_id(self, token):
+        """The integer id of a token string (a vocabulary entry)."""
+        if token not in self._token_to_id:
+            raise ValueError(f"`token` {token!r} is not in the vocabulary.")
+        return self._token_to_id[token]
+
+    # ------------------------------------------------------------- tokenizing
+    @no_autograph
+    def __call__(self, strings):
+        return self.tokenize(strings)
+
+    @no_autograph
+    def tokenize(self, strings):
+        """Text → ids.
+
+        Args:
+            strings: a string, a list of strings, or a string tensor of shape
+                `()` or `(batch_size,)`.
+
+        Returns:
+            int32 ids: a `tf.Tensor` of shape `(num_tokens,)` for a scalar
+            input, otherwise a `tf.RaggedTensor` of shape
+            `(batch_size, None)`. No special tokens (`[CLS]`/`[SEP]`,
+            `<s>`/`</s>`) are added.
+
+        Raises:
+            ValueError: `strings` is ragged or has more than one axis.
+        """
+        return self._on_batch(strings, self._tokenize_batch)
+
+    @no_autograph
+    def detokenize(self, ids, skip_special_tokens=True):
+        """Ids → text, as transformers' `decode(..., clean_up_tokenization_spaces=False)`.
+
+        How the tokens are joined is the subclass's (see its docstring).
+
+        Args:
+            ids: int ids of shape `(num_tokens,)` or `(batch_size, num_tokens)`:
+                a list, a dense tensor (padding is dropped with the other
+                special tokens) or a ragged one.
+            skip_special_tokens: drop the special tokens (`special_tokens`).
+
+        Returns:
+            A string tensor of shape `()` or `(batch_size,)`.
+        """
+        pieces, scalar = _gather_pieces(
+            ids, self._vocabulary_tensor, self.special_token_ids if skip_special_tokens else ()
+        )
+        text = self._join_pieces(pieces)
+        return text[0] if scalar else text
+
+    # -------------------------------------------------------------- internals
+    def _graph_functions(self):
+        """Name → method taking string `(batch_size,)`, each traced once (see `_traced`)."""
+        return {"tokenize": self._tokenize_1d}
+
+    def _tokenize_batch(self, text):
+        """String `(batch_size,)` → int32 ragged ids `(batch_size, None)`."""
+        return self._traced().tokenize(text)
+
+    def _traced(self):
+        """This tokenizer's graphs; in an eager call, those an equal tokenizer traced first (see _shared_graphs)."""
+        return eager_graphs(self._graphs, lambda: (type(self), json.dumps(self.get_config(), sort_keys=True)))
+
+    def _on_batch(self, strings, tokenize):
+        """`tokenize` run on `strings` as a `(batch_size,)` tensor; for a scalar input, the one row of each output."""
+        text, scalar = _as_batch(strings)
+        outputs = tokenize(text)
+        if not scalar:
+            return outputs
+        return tuple(x[0] for x in outputs) if isinstance(outputs, tuple) else outputs[0]
+
+    def _keep_plain(self, **values):
+        """Sets attributes as plain Python values, not trackables.
+
+        tf.Module would wrap lists, tuples and dicts in trackable structures,
+        slow to build and to walk in a SavedModel.
+        """
+        self._setattr_tracking = False
+        for attribute, value in values.items():
+            setattr(self, attribute, value)
+        self._setattr_tracking = True
+
+
+def _as_batch(strings):
+    """A string or batch of strings → `((batch_size,) string tensor, was_scalar)`."""
+    if isinstance(strings, tf.RaggedTensor):
+        raise ValueError(
+            f"`strings` must be a string or a 1-D batch of strings; received a RaggedTensor of shape {strings.shape}"
+        )
+    text = tf.convert_to_tensor(strings, dtype=tf.string)
+    if text.shape.rank == 0:
+        return text[tf.newaxis], True
+    if text.shape.rank == 1:
+        return text, False
+    raise ValueError(f"`strings` must be a string or a 1-D batch of strings; received shape {text.shape}")
+
+
+def _gather_pieces(ids, vocabulary, skip_ids=()):
+    """Ids → ragged `(batch_size, None)` token strings, without `skip_ids`.
+
+    Args:
+        ids: int ids of shape `(num_tokens,)` or `(batch_size, num_tokens)`,
+            a list, a dense or a ragged tensor.
+        vocabulary: 1-D string tensor, the token of each id.
+        skip_ids: ids to leave out (special tokens).
+
+    Returns:
+        `(pieces, was_scalar)`.
+    """
+    if not isinstance(ids, (tf.Tensor, tf.RaggedTensor)):
+        rows = [r for r in ids if isinstance(r, (list, tuple))]
+        ragged = len({len(r) for r in rows}) > 1
+        ids = tf.ragged.constant(ids) if ragged else tf.constant(ids)
+    ids = tf.cast(ids, tf.int32)
+    scalar = ids.shape.rank == 1
+    if scalar:
+        ids = ids[tf.newaxis]
+    if isinstance(ids, tf.Tensor):
+        ids = tf.RaggedTensor.from_tensor(ids)
+    size = tf.shape(vocabulary)[0]
+    tf.debugging.assert_less(ids.flat_values, size, message="ids must be smaller than the vocabulary size")
+    if len(skip_ids):
+        skip = tf.constant(list(skip_ids), tf.int32)
+        keep = tf.reduce_all(ids.flat_values[:, None] != skip[None, :], axis=-1)
+        ids = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
+    return ids.with_flat_values(tf.gather(vocabulary, ids.flat_values)), scalar
