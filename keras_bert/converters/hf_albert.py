@@ -1,77 +1,51 @@
-"""ALBERT's names: Hugging Face `AlbertModel` / `AlbertForPreTraining` / `AlbertForMaskedLM` tensors <-> `AlbertBackbone`.
+"""ALBERT's names: Hugging Face `AlbertModel` / `AlbertForPreTraining` / `AlbertForMaskedLM` <-> `AlbertBackbone`.
 
 ALBERT shares one transformer block across all layers: transformers keeps it
 as `encoder.albert_layer_groups.0.albert_layers.0`, our backbone as the one
-`TransformerEncoder` it calls `num_layers` times.
+`TransformerEncoder` it calls `num_layers` times. The embeddings are
+`embedding_dim` wide, projected to `hidden_dim` by `embedding_hidden_mapping_in`.
 """
 
-from keras_bert.converters.hf_config_fields import absolute_positions, activation, constructor_arguments
-from keras_bert.converters.weight_entries import attention_entries, dense_entries, embedding_entries, layer_norm_entries
+from keras_bert.converters import hf_bert
+from keras_bert.converters.hf_family import Family
+from keras_bert.converters.weight_tables import attention, dense, layer_norm, sublayers
 
-MODEL_TYPE = "albert"
-TITLE = "ALBERT"
-BACKBONE_CLASS = "AlbertBackbone"
-PREFIX = "albert."
-
-# `AlbertForMaskedLM` checkpoints have no pooler.
-OPTIONAL_NAMES = ("pooler.weight", "pooler.bias")
-# Heads a backbone may leave unused: MLM, sentence order, and fine-tuned task heads.
-HEAD_PREFIXES = ("predictions.", "sop_classifier.", "classifier.", "qa_outputs.")
-TIED_NAMES = {}
-MLM_NAME = None
-
-_LAYER = "encoder.albert_layer_groups.0.albert_layers.0"
+CONFIG_FIELDS = {
+    **hf_bert.CONFIG_FIELDS,
+    "embedding_dim": ("embedding_size", int, 128),
+    "dropout": ("hidden_dropout_prob", float, 0.0),
+}
 
 
-def read_config(hf, config_path):
-    """`AlbertBackbone` constructor arguments from an ALBERT `config.json` dict."""
-    absolute_positions(hf, config_path)
+def _one_shared_block(arguments, hf, config_path):
     groups, inner = hf.get("num_hidden_groups", 1), hf.get("inner_group_num", 1)
     if groups != 1 or inner != 1:
         raise ValueError(
             f"{config_path}: num_hidden_groups={groups}, inner_group_num={inner}; keras_bert's AlbertBackbone "
             "shares one block across all layers, as every released ALBERT does (both 1)."
         )
-    arguments = constructor_arguments(
-        hf,
-        config_path,
-        {
-            "vocabulary_size": ("vocab_size", int),
-            "num_layers": ("num_hidden_layers", int),
-            "num_heads": ("num_attention_heads", int),
-            "hidden_dim": ("hidden_size", int),
-            "intermediate_dim": ("intermediate_size", int),
-            "embedding_dim": ("embedding_size", int, 128),
-            "dropout": ("hidden_dropout_prob", float, 0.0),
-            "max_sequence_length": ("max_position_embeddings", int, 512),
-            "num_segments": ("type_vocab_size", int, 2),
-            "layer_norm_epsilon": ("layer_norm_eps", float, 1e-12),
-        },
-    )
-    arguments["activation"] = activation(hf, "hidden_act", config_path, default="gelu_new")
-    return arguments
 
 
-def backbone_entries(backbone):
-    block = backbone.transformer_layer
-    return [
-        *embedding_entries(backbone.embeddings),
-        *dense_entries(backbone.embedding_projection, "encoder.embedding_hidden_mapping_in"),
-        *attention_entries(
-            block.attention,
-            f"{_LAYER}.attention.query",
-            f"{_LAYER}.attention.key",
-            f"{_LAYER}.attention.value",
-            f"{_LAYER}.attention.dense",
-        ),
-        *layer_norm_entries(block.attention_layer_norm, f"{_LAYER}.attention.LayerNorm"),
-        *dense_entries(block.intermediate_dense, f"{_LAYER}.ffn"),
-        *dense_entries(block.output_dense, f"{_LAYER}.ffn_output"),
-        *layer_norm_entries(block.output_layer_norm, f"{_LAYER}.full_layer_layer_norm"),
-        *dense_entries(backbone.pooler.dense, "pooler"),
-    ]
+BLOCK = {
+    "attention": attention("attention.query", "attention.key", "attention.value", "attention.dense"),
+    "attention_layer_norm": layer_norm("attention.LayerNorm"),
+    "intermediate_dense": dense("ffn"),
+    "output_dense": dense("ffn_output"),
+    "output_layer_norm": layer_norm("full_layer_layer_norm"),
+}
+BACKBONE = {
+    **hf_bert.EMBEDDINGS,
+    "embedding_projection": dense("encoder.embedding_hidden_mapping_in"),
+    "transformer_layer": sublayers("encoder.albert_layer_groups.0.albert_layers.0", BLOCK),
+    "pooler.dense": dense("pooler"),
+}
 
-
-def model_entries(model):
-    """WeightEntries of an `AlbertBackbone` (or of a task model's: its heads are not in checkpoints)."""
-    return backbone_entries(getattr(model, "backbone", model))
+FAMILY = Family(
+    model_type="albert", title="ALBERT", backbone_class="AlbertBackbone", prefix="albert.",
+    config_fields=CONFIG_FIELDS, default_activation="gelu_new", adjust_config=_one_shared_block,
+    position_embedding_type="absolute", backbone=BACKBONE,
+    # `AlbertForMaskedLM` checkpoints have no pooler.
+    optional_names=("pooler.weight", "pooler.bias"),
+    # Heads a backbone may leave unused: MLM, sentence order, and fine-tuned task heads.
+    head_prefixes=("predictions.", "sop_classifier.", "classifier.", "qa_outputs."),
+)

@@ -1,22 +1,71 @@
-"""BERT's names: Hugging Face `BertModel` / `BertForPreTraining` / `BertForMaskedLM` tensors <-> our weights.
+"""BERT's names: Hugging Face `BertModel` / `BertForPreTraining` / `BertForMaskedLM` / task checkpoints <-> ours.
 
-Also the mapping of the BERT-shaped encoder blocks that RoBERTa and ELECTRA
-reuse (`encoder.layer.N.*`).
+Also what the other families take from BERT: the embeddings (every family
+names them as BERT does), the encoder block (`encoder.layer.N.*`, RoBERTa's
+and ELECTRA's too) and the config fields (ALBERT's, ELECTRA's, RoBERTa's).
 """
 
-from keras_bert.converters.hf_config_fields import absolute_positions, activation, constructor_arguments
-from keras_bert.converters.weight_entries import (
-    WeightEntry,
-    attention_entries,
-    dense_entries,
-    embedding_entries,
-    layer_norm_entries,
-)
+from keras_bert.converters.hf_family import Family
+from keras_bert.converters.weight_tables import attention, dense, each_layer, layer_norm, tensor
 
-MODEL_TYPE = "bert"
-TITLE = "BERT"
-BACKBONE_CLASS = "BertBackbone"
-PREFIX = "bert."
+CONFIG_FIELDS = {
+    "vocabulary_size": ("vocab_size", int),
+    "num_layers": ("num_hidden_layers", int),
+    "num_heads": ("num_attention_heads", int),
+    "hidden_dim": ("hidden_size", int),
+    "intermediate_dim": ("intermediate_size", int),
+    "dropout": ("hidden_dropout_prob", float, 0.1),
+    "max_sequence_length": ("max_position_embeddings", int, 512),
+    "num_segments": ("type_vocab_size", int, 2),
+    "layer_norm_epsilon": ("layer_norm_eps", float, 1e-12),
+}
+
+
+def _exact_gelu_unwritten(arguments, hf, config_path):
+    # BertBackbone's config leaves out its default exact GELU (configs from before the argument): so does ours.
+    if arguments["activation"] == "gelu":
+        del arguments["activation"]
+
+
+EMBEDDINGS = {
+    "embeddings.token_embedding.embeddings": tensor("embeddings.word_embeddings.weight"),
+    "embeddings.position_embeddings": tensor("embeddings.position_embeddings.weight"),
+    "embeddings.segment_embedding.embeddings": tensor("embeddings.token_type_embeddings.weight"),
+    "embeddings.layer_norm": layer_norm("embeddings.LayerNorm"),
+}
+
+# A post-LN `TransformerEncoder` against one `encoder.layer.N`.
+BLOCK = {
+    "attention": attention(
+        "attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"
+    ),
+    "attention_layer_norm": layer_norm("attention.output.LayerNorm"),
+    "intermediate_dense": dense("intermediate.dense"),
+    "output_dense": dense("output.dense"),
+    "output_layer_norm": layer_norm("output.LayerNorm"),
+}
+LAYERS = "encoder.layer.{index}"
+
+BACKBONE = {**EMBEDDINGS, "transformer_layers": each_layer(LAYERS, BLOCK), "pooler.dense": dense("pooler.dense")}
+
+# The MLM decoder is tied to the token embedding: only its bias is the head's own.
+HEADS = {
+    "masked_lm_head": {
+        "transform_dense": dense("cls.predictions.transform.dense"),
+        "transform_layer_norm": layer_norm("cls.predictions.transform.LayerNorm"),
+        "output_bias": tensor("cls.predictions.bias"),
+    },
+    "next_sentence_head": {"dense": dense("cls.seq_relationship")},
+}
+
+# Our task models whose head Hugging Face's task classes hold (see `hf_tasks`); the span head's
+# dense layer gives (start, end) as `qa_outputs` rows 0 and 1.
+TASK_HEADS = {
+    "BertClassifier": {"output_dense": dense("classifier")},
+    "BertTokenClassifier": {"output_dense": dense("classifier")},
+    "BertMultipleChoice": {"output_dense": dense("classifier")},
+    "BertQuestionAnswerer": {"span_head.dense": dense("qa_outputs")},
+}
 
 # Checkpoints of `BertForMaskedLM` have no pooler (transformers builds it
 # without one). Such a pooler keeps its initial weights, with a warning where
@@ -42,7 +91,6 @@ HEAD_NAMES = (
     "qa_outputs.weight",
     "qa_outputs.bias",
 )
-HEAD_PREFIXES = ()
 
 # The MLM decoder is tied: checkpoints that store it must hold a copy of
 # the tensor it is tied to, or our tied head cannot represent them.
@@ -50,82 +98,10 @@ TIED_NAMES = {
     "cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
     "cls.predictions.decoder.bias": "cls.predictions.bias",
 }
-# The tensor whose use means the model has the (tied) MLM head.
-MLM_NAME = "cls.predictions.bias"
 
-
-def read_config(hf, config_path):
-    """`BertBackbone` constructor arguments from a BERT `config.json` dict (or Google's `bert_config.json`)."""
-    absolute_positions(hf, config_path)
-    arguments = constructor_arguments(
-        hf,
-        config_path,
-        {
-            "vocabulary_size": ("vocab_size", int),
-            "num_layers": ("num_hidden_layers", int),
-            "num_heads": ("num_attention_heads", int),
-            "hidden_dim": ("hidden_size", int),
-            "intermediate_dim": ("intermediate_size", int),
-            "dropout": ("hidden_dropout_prob", float, 0.1),
-            "max_sequence_length": ("max_position_embeddings", int, 512),
-            "num_segments": ("type_vocab_size", int, 2),
-            "layer_norm_epsilon": ("layer_norm_eps", float, 1e-12),
-        },
-    )
-    # "gelu_new" / "gelu_pytorch_tanh" checkpoints get the tanh GELU; passed only when not BERT's exact one.
-    hidden_act = activation(hf, "hidden_act", config_path)
-    if hidden_act != "gelu":
-        arguments["activation"] = hidden_act
-    return arguments
-
-
-def block_entries(block, prefix):
-    """A post-LN `TransformerEncoder` against BERT's `encoder.layer.N` names (also RoBERTa's and ELECTRA's)."""
-    return [
-        *attention_entries(
-            block.attention,
-            f"{prefix}.attention.self.query",
-            f"{prefix}.attention.self.key",
-            f"{prefix}.attention.self.value",
-            f"{prefix}.attention.output.dense",
-        ),
-        *layer_norm_entries(block.attention_layer_norm, f"{prefix}.attention.output.LayerNorm"),
-        *dense_entries(block.intermediate_dense, f"{prefix}.intermediate.dense"),
-        *dense_entries(block.output_dense, f"{prefix}.output.dense"),
-        *layer_norm_entries(block.output_layer_norm, f"{prefix}.output.LayerNorm"),
-    ]
-
-
-def backbone_entries(backbone):
-    """WeightEntries for every weight of a `BertBackbone` (or a `RobertaBackbone`: the same names)."""
-    if getattr(backbone, "normalize_first", False):
-        raise ValueError("Pre-LN backbones (normalize_first=True) have no counterpart in BERT checkpoints.")
-    entries = embedding_entries(backbone.embeddings)
-    for i, block in enumerate(backbone.transformer_layers):
-        entries += block_entries(block, f"encoder.layer.{i}")
-    entries += dense_entries(backbone.pooler.dense, "pooler.dense")
-    return entries
-
-
-def masked_lm_head_entries(head):
-    """WeightEntries of a `MaskedLMHead` (its decoder is tied to the token embedding)."""
-    entries = dense_entries(head.transform_dense, "cls.predictions.transform.dense")
-    entries += layer_norm_entries(head.transform_layer_norm, "cls.predictions.transform.LayerNorm")
-    entries.append(WeightEntry(head.output_bias, ["cls.predictions.bias"]))
-    return entries
-
-
-def next_sentence_head_entries(head):
-    return dense_entries(head.dense, "cls.seq_relationship")
-
-
-def model_entries(model):
-    """WeightEntries for a BERT backbone, or a task model's backbone and pretraining heads."""
-    if not hasattr(model, "backbone"):
-        return backbone_entries(model)
-    entries = backbone_entries(model.backbone)
-    if getattr(model, "masked_lm_head", None) is not None:
-        entries += masked_lm_head_entries(model.masked_lm_head)
-    if getattr(model, "next_sentence_head", None) is not None:
-        entries += next_sentence_head_entries(model.next_sentence_head)
-    return entries
+FAMILY = Family(
+    model_type="bert", title="BERT", backbone_class="BertBackbone", prefix="bert.",
+    config_fields=CONFIG_FIELDS, position_embedding_type="absolute", adjust_config=_exact_gelu_unwritten,
+    backbone=BACKBONE, heads=HEADS, task_heads=TASK_HEADS,
+    optional_names=OPTIONAL_NAMES, head_names=HEAD_NAMES, tied_names=TIED_NAMES, mlm_name="cls.predictions.bias",
+)

@@ -7,13 +7,13 @@ sharded safetensors, `pytorch_model.bin` (needs torch), and the old
 `LayerNorm.gamma/beta` spelling.
 """
 
-import json
 import os
 
 import numpy as np
 
 from keras_bert.converters import hf_bert
 from keras_bert.converters.hf_families import family
+from keras_bert.converters.json_files import read_json
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 
@@ -24,20 +24,9 @@ def is_hf_checkpoint(path):
     )
 
 
-def _read_json(config_path, what):
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            hf = json.load(f)
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"Cannot read the {what} {config_path}: {error}") from None
-    if not isinstance(hf, dict):
-        raise ValueError(f"{config_path} must hold a JSON object. Received: {type(hf).__name__}")
-    return hf
-
-
 def read_hf_model_type(path):
     """The `model_type` of the Hugging Face folder `path` ("bert" when config.json names none)."""
-    return _read_json(os.path.join(path, "config.json"), "config").get("model_type", "bert")
+    return read_json(os.path.join(path, "config.json"), "config").get("model_type", "bert")
 
 
 def read_hf_config(path):
@@ -48,7 +37,7 @@ def read_hf_config(path):
             supported ones), or a config the family's backbone cannot follow.
     """
     config_path = os.path.join(path, "config.json")
-    hf = _read_json(config_path, "config")
+    hf = read_json(config_path, "config")
     return family(hf.get("model_type", "bert"), config_path).read_config(hf, config_path)
 
 
@@ -64,11 +53,11 @@ def read_bert_json(config_path):
     Returns:
         A dict of `BertBackbone` constructor arguments.
     """
-    hf = _read_json(config_path, "BERT config")
+    hf = read_json(config_path, "BERT config")
     model_type = hf.get("model_type", "bert")
     if model_type != "bert":
         raise ValueError(f"{config_path}: model_type is {model_type!r}; only 'bert' checkpoints are supported here.")
-    return hf_bert.read_config(hf, config_path)
+    return hf_bert.FAMILY.read_config(hf, config_path)
 
 
 def _read_safetensors(file):
@@ -123,11 +112,7 @@ def read_hf_weights(path, model_type="bert"):
 
 def _read_shard_index(index_file):
     """`{shard file name: [tensor names]}` of a sharded checkpoint's index file, in shard order."""
-    try:
-        with open(index_file, encoding="utf-8") as f:
-            weight_map = json.load(f)["weight_map"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
-        raise ValueError(f"Cannot read the shard index {index_file} (a JSON object with a 'weight_map'): {error!r}") from None
+    weight_map = read_json(index_file, "shard index").get("weight_map")
     if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
         raise ValueError(f"{index_file}: 'weight_map' must map tensor names to shard file names.")
     shards = {}
@@ -152,7 +137,7 @@ def _read_shards(index_file, reader):
     for shard, names in shards.items():
         file = os.path.join(folder, shard)
         found = reader(file)
-        absent = [name for name in names if name not in found]
+        absent = sorted(set(names) - found.keys())
         if absent:
             raise ValueError(
                 f"{file} lacks {len(absent)} tensors that {os.path.basename(index_file)} places there, e.g. "

@@ -1,4 +1,4 @@
-"""Reading the fields of a Hugging Face `config.json` that every family shares, with clear errors."""
+"""The pieces of a Hugging Face `config.json` that families share: activation names (both ways), fields, checks."""
 
 # Hugging Face activation names -> ours (`TransformerEncoder.activation`). "gelu_new",
 # "gelu_pytorch_tanh" and "gelu_fast" are all the tanh approximation of GELU.
@@ -9,6 +9,8 @@ HF_ACTIVATIONS = {
     "gelu_fast": "gelu_approximate",
     "relu": "relu",
 }
+# Ours -> the name a written `config.json` gives (the inverse of `HF_ACTIVATIONS`).
+HF_ACTIVATION_NAMES = {"gelu": "gelu", "gelu_approximate": "gelu_pytorch_tanh", "relu": "relu"}
 
 
 def activation(hf, key, config_path, default="gelu"):
@@ -19,11 +21,11 @@ def activation(hf, key, config_path, default="gelu"):
     return HF_ACTIVATIONS[name]
 
 
-def absolute_positions(hf, config_path):
-    """Raises ValueError unless the checkpoint uses learned absolute positions."""
-    position_type = hf.get("position_embedding_type", "absolute")
-    if position_type != "absolute":
-        raise ValueError(f"{config_path}: position_embedding_type={position_type!r}; only 'absolute' is supported.")
+def position_embedding_type(hf, config_path, expected):
+    """Raises ValueError unless the config's `position_embedding_type` (`expected` when absent) is `expected`."""
+    position_type = hf.get("position_embedding_type", expected)
+    if position_type != expected:
+        raise ValueError(f"{config_path}: position_embedding_type={position_type!r}; only {expected!r} is supported.")
 
 
 def constructor_arguments(hf, config_path, fields):

@@ -14,8 +14,10 @@ tensors themselves go through `weight_map` like every other weight. Models
 are named by class name (`keras_bert.models` builds on this package).
 """
 
-import json
+import dataclasses
 import os
+
+from keras_bert.converters.json_files import read_json
 
 TASK_MODELS = {
     "BertForSequenceClassification": "BertClassifier",
@@ -33,6 +35,7 @@ def head_prefix(architecture):
     return HEAD_PREFIXES.get(architecture, "classifier")
 
 
+@dataclasses.dataclass(frozen=True)
 class TaskHead:
     """The task head a Hugging Face checkpoint holds.
 
@@ -47,13 +50,12 @@ class TaskHead:
         shapes: head tensor name -> shape, for messages.
     """
 
-    def __init__(self, architecture, num_labels, label_names, problem_type, dropout, shapes):
-        self.architecture = architecture
-        self.num_labels = num_labels
-        self.label_names = label_names
-        self.problem_type = problem_type
-        self.dropout = dropout
-        self.shapes = shapes
+    architecture: object
+    num_labels: int
+    label_names: object
+    problem_type: object
+    dropout: float
+    shapes: dict
 
     @property
     def what(self):
@@ -130,8 +132,7 @@ def read_task_head(folder, tensors):
         tensors: its tensors under canonical names (`bert.` dropped).
     """
     config_path = os.path.join(folder, "config.json")
-    with open(config_path, encoding="utf-8") as f:
-        hf = json.load(f)
+    hf = read_json(config_path, "config")
     architectures = [name for name in hf.get("architectures") or [] if name in TASK_MODELS]
     architecture = architectures[0] if architectures else None
     prefix = head_prefix(architecture) if architecture else (

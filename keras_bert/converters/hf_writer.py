@@ -32,6 +32,8 @@ import tempfile
 import numpy as np
 
 from keras_bert.converters import tokenizer_files
+from keras_bert.converters.hf_bert import FAMILY as BERT
+from keras_bert.converters.hf_config_fields import HF_ACTIVATION_NAMES  # noqa: F401 (importable from here, as before)
 from keras_bert.converters.hf_tasks import TASK_ARCHITECTURES, WITHOUT_POOLER, head_prefix, hf_task_config
 from keras_bert.converters.weight_map import OPTIONAL_NAMES, canonical_weights, is_backbone
 
@@ -71,10 +73,6 @@ def hf_architecture(model):
     )
 
 
-# Our activation names -> Hugging Face's `hidden_act` (the inverse of `hf_config_fields.HF_ACTIVATIONS`).
-HF_ACTIVATION_NAMES = {"gelu": "gelu", "gelu_approximate": "gelu_pytorch_tanh", "relu": "relu"}
-
-
 def hf_config(backbone, architecture="BertModel"):
     """The Hugging Face `config.json` dict of a `BertBackbone` (inverse of `read_hf_config`).
 
@@ -86,22 +84,14 @@ def hf_config(backbone, architecture="BertModel"):
         raise ValueError("Pre-LN backbones (normalize_first=True) have no Hugging Face BERT counterpart.")
     return {
         "architectures": [architecture],
-        "model_type": "bert",
-        "vocab_size": backbone.vocabulary_size,
-        "hidden_size": backbone.hidden_dim,
-        "num_hidden_layers": backbone.num_layers,
-        "num_attention_heads": backbone.num_heads,
-        "intermediate_size": backbone.intermediate_dim,
-        "hidden_act": HF_ACTIVATION_NAMES[getattr(backbone, "activation", "gelu")],
+        "model_type": BERT.model_type,
+        **BERT.config_values(backbone),
+        BERT.activation_key: HF_ACTIVATION_NAMES[getattr(backbone, "activation", BERT.default_activation)],
         # keras_bert has one dropout rate for both places.
-        "hidden_dropout_prob": backbone.dropout,
         "attention_probs_dropout_prob": backbone.dropout,
-        "max_position_embeddings": backbone.max_sequence_length,
-        "type_vocab_size": backbone.num_segments,
         "initializer_range": 0.02,
-        "layer_norm_eps": backbone.layer_norm_epsilon,
         "pad_token_id": 0,
-        "position_embedding_type": "absolute",
+        "position_embedding_type": BERT.position_embedding_type,
         "tie_word_embeddings": True,
         "dtype": "float32",
     }

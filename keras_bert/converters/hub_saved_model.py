@@ -17,6 +17,8 @@ import os
 
 import numpy as np
 
+from keras_bert.converters.json_files import read_json
+
 METADATA_FILE = "keras_bert_export.json"
 ENCODER_FORMAT = "keras_bert.hub_encoder"
 SERVING_FORMAT = "keras_bert.saved_model"
@@ -55,8 +57,7 @@ def read_hub_encoder_config(path):
     folder = hub_encoder_dir(path)
     if folder is None:
         raise ValueError(f"{path} is not an encoder SavedModel written by keras_bert's export_hub_encoder.")
-    with open(os.path.join(folder, "assets", METADATA_FILE), encoding="utf-8") as f:
-        metadata = json.load(f)
+    metadata = read_json(os.path.join(folder, "assets", METADATA_FILE), "encoder metadata")
     if metadata.get("backbone_class") != "BertBackbone":
         raise ValueError(f"{folder} holds a {metadata.get('backbone_class')}, not a BertBackbone.")
     return dict(metadata["backbone_config"])
@@ -64,8 +65,8 @@ def read_hub_encoder_config(path):
 
 def read_hub_encoder_lowercase(path):
     """Whether the exported tokenizer lowercases (its recorded `lowercase`), or None when not recorded."""
-    with open(os.path.join(hub_encoder_dir(path), "assets", METADATA_FILE), encoding="utf-8") as f:
-        value = json.load(f).get("tokenizer", {}).get("lowercase")
+    metadata = read_json(os.path.join(hub_encoder_dir(path), "assets", METADATA_FILE), "encoder metadata")
+    value = metadata.get("tokenizer", {}).get("lowercase")
     return value if isinstance(value, bool) else None
 
 

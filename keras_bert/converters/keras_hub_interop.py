@@ -1,8 +1,9 @@
 """Moving BERT weights between keras-hub's `BertBackbone` and ours.
 
-Both go through canonical names (see `weight_map`): keras-hub's variables are
-described here as `WeightEntry`s, the same way `weight_map` describes ours,
-so one all-or-nothing `assign_entries` loads either side.
+Both go through canonical names (see `weight_map`): keras-hub's layers are
+described here by a weight table, as each family describes ours
+(`weight_tables`), and hold the same BERT names as ours (`hf_bert`); one
+all-or-nothing `assign_entries` loads either side.
 
 keras-hub's BERT computes GELU with the tanh approximation (as Google's
 original TF1 code did); keras_bert, like Hugging Face transformers, uses the
@@ -19,75 +20,45 @@ inside these functions.
 
 import numpy as np
 
-from keras_bert.converters.weight_map import (
-    WeightEntry,
-    assign_entries,
-    canonical_weights,
-    dense_entries,
-    entries_to_canonical,
-    is_backbone,
-    layer_norm_entries,
-)
+from keras_bert.converters import hf_bert
+from keras_bert.converters.weight_map import assign_entries, canonical_weights, entries_to_canonical, is_backbone
+from keras_bert.converters.weight_tables import each_layer, table_entries
 
 # keras-hub's BertBackbone hard-codes this LayerNorm epsilon.
 KERAS_HUB_LAYER_NORM_EPSILON = 1e-12
+# Constructor arguments (and attributes) that keras-hub's BertBackbone and ours share, by the same name.
+SHARED_ARGUMENTS = (
+    "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "dropout", "max_sequence_length",
+    "num_segments",
+)
 
-
-def _hub_attention_entries(attention, prefix):
-    """keras `MultiHeadAttention` (keras-hub's encoder) against canonical q/k/v/output tensors."""
-    num_heads, head_dim = attention.num_heads, attention.key_dim
-    hidden = num_heads * head_dim
-
-    def projection(dense, name):
-        return [
-            WeightEntry(
-                dense.kernel,  # (hidden, heads, head_dim)
-                [f"{prefix}.self.{name}.weight"],
-                lambda a: a[0].T.reshape(hidden, num_heads, head_dim),
-                lambda k: [k.reshape(hidden, hidden).T],
-            ),
-            WeightEntry(
-                dense.bias,  # (heads, head_dim)
-                [f"{prefix}.self.{name}.bias"],
-                lambda a: a[0].reshape(num_heads, head_dim),
-                lambda b: [b.reshape(hidden)],
-            ),
-        ]
-
-    output = attention.output_dense
-    return [
-        *projection(attention.query_dense, "query"),
-        *projection(attention.key_dense, "key"),
-        *projection(attention.value_dense, "value"),
-        WeightEntry(
-            output.kernel,  # (heads, head_dim, hidden)
-            [f"{prefix}.output.dense.weight"],
-            lambda a: a[0].T.reshape(num_heads, head_dim, hidden),
-            lambda k: [k.reshape(hidden, hidden).T],
-        ),
-        WeightEntry(output.bias, [f"{prefix}.output.dense.bias"]),
-    ]
+# keras-hub's layers hold the same tensors as ours: its attribute path -> ours, whose BERT names (`hf_bert`) they take.
+_EMBEDDINGS = {
+    "token_embedding.embeddings": "embeddings.token_embedding.embeddings",
+    "position_embedding.position_embeddings": "embeddings.position_embeddings",
+    "segment_embedding.embeddings": "embeddings.segment_embedding.embeddings",
+    "embeddings_layer_norm": "embeddings.layer_norm",
+}
+_BLOCK = {
+    "_self_attention_layer": "attention",  # a keras MultiHeadAttention: separate query, key and value kernels
+    "_self_attention_layer_norm": "attention_layer_norm",
+    "_feedforward_intermediate_dense": "intermediate_dense",
+    "_feedforward_output_dense": "output_dense",
+    "_feedforward_layer_norm": "output_layer_norm",
+}
+KERAS_HUB_BACKBONE = {
+    **{theirs: hf_bert.EMBEDDINGS[ours] for theirs, ours in _EMBEDDINGS.items()},
+    "transformer_layers": each_layer(hf_bert.LAYERS, {theirs: hf_bert.BLOCK[ours] for theirs, ours in _BLOCK.items()}),
+    "pooled_dense": hf_bert.BACKBONE["pooler.dense"],
+}
 
 
 def keras_hub_entries(hub_backbone):
     """`WeightEntry`s for every weight of a `keras_hub.models.BertBackbone`."""
-    entries = [
-        WeightEntry(hub_backbone.token_embedding.embeddings, ["embeddings.word_embeddings.weight"]),
-        WeightEntry(hub_backbone.position_embedding.position_embeddings, ["embeddings.position_embeddings.weight"]),
-        WeightEntry(hub_backbone.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"]),
-        *layer_norm_entries(hub_backbone.embeddings_layer_norm, "embeddings.LayerNorm"),
-    ]
-    for i, block in enumerate(hub_backbone.transformer_layers):
+    for block in hub_backbone.transformer_layers:
         if block.normalize_first:
             raise ValueError(f"keras-hub `{block.name}` is pre-LN (normalize_first=True); BERT is post-LN.")
-        prefix = f"encoder.layer.{i}"
-        entries += _hub_attention_entries(block._self_attention_layer, f"{prefix}.attention")
-        entries += layer_norm_entries(block._self_attention_layer_norm, f"{prefix}.attention.output.LayerNorm")
-        entries += dense_entries(block._feedforward_intermediate_dense, f"{prefix}.intermediate.dense")
-        entries += dense_entries(block._feedforward_output_dense, f"{prefix}.output.dense")
-        entries += layer_norm_entries(block._feedforward_layer_norm, f"{prefix}.output.LayerNorm")
-    entries += dense_entries(hub_backbone.pooled_dense, "pooler.dense")
-    return entries
+    return table_entries(hub_backbone, KERAS_HUB_BACKBONE)
 
 
 def keras_hub_backbone(hub_model):
@@ -105,17 +76,8 @@ def keras_hub_backbone(hub_model):
 
 def keras_hub_backbone_config(hub_backbone):
     """keras_bert `BertBackbone` constructor arguments of a `keras_hub.models.BertBackbone`."""
-    return {
-        "vocabulary_size": hub_backbone.vocabulary_size,
-        "num_layers": hub_backbone.num_layers,
-        "num_heads": hub_backbone.num_heads,
-        "hidden_dim": hub_backbone.hidden_dim,
-        "intermediate_dim": hub_backbone.intermediate_dim,
-        "dropout": hub_backbone.dropout,
-        "max_sequence_length": hub_backbone.max_sequence_length,
-        "num_segments": hub_backbone.num_segments,
-        "layer_norm_epsilon": KERAS_HUB_LAYER_NORM_EPSILON,
-    }
+    arguments = {name: getattr(hub_backbone, name) for name in SHARED_ARGUMENTS}
+    return {**arguments, "layer_norm_epsilon": KERAS_HUB_LAYER_NORM_EPSILON}
 
 
 def keras_hub_tensors(hub_backbone):
@@ -143,16 +105,7 @@ def to_keras_hub(model):
             "keras-hub's BertBackbone has LayerNorm epsilon 1e-12 built in. "
             f"Received: layer_norm_epsilon={backbone.layer_norm_epsilon}"
         )
-    hub = keras_hub.models.BertBackbone(
-        vocabulary_size=backbone.vocabulary_size,
-        num_layers=backbone.num_layers,
-        num_heads=backbone.num_heads,
-        hidden_dim=backbone.hidden_dim,
-        intermediate_dim=backbone.intermediate_dim,
-        dropout=backbone.dropout,
-        max_sequence_length=backbone.max_sequence_length,
-        num_segments=backbone.num_segments,
-        dtype=backbone.dtype_policy,
-    )
+    arguments = {name: getattr(backbone, name) for name in SHARED_ARGUMENTS}
+    hub = keras_hub.models.BertBackbone(**arguments, dtype=backbone.dtype_policy)
     assign_entries(keras_hub_entries(hub), canonical_weights(backbone), f"keras_bert {backbone.name}")
     return hub

@@ -17,8 +17,9 @@ Hugging Face BERT folder (no modules.json) gets mean pooling without
 normalisation, the common default for BERT sentence embeddings.
 """
 
-import json
 import os
+
+from keras_bert.converters.json_files import read_json
 
 MODULES_FILE = "modules.json"
 SENTENCE_BERT_CONFIG = "sentence_bert_config.json"
@@ -42,14 +43,6 @@ def is_sentence_transformers_folder(path):
     return os.path.isdir(os.fspath(path)) and os.path.isfile(os.path.join(path, MODULES_FILE))
 
 
-def _read_json(file, what):
-    try:
-        with open(file, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"Cannot read the {what} {file}: {error}") from None
-
-
 def _pooling_mode(config, file):
     """The one pooling mode of a Pooling `config.json`, in either of its formats."""
     modes = config.get("pooling_mode")
@@ -69,8 +62,8 @@ def _pooling_mode(config, file):
 def _modules(folder):
     """`[(kind, module folder, type)]` of `modules.json`, in order, with unsupported modules named."""
     file = os.path.join(folder, MODULES_FILE)
-    entries = _read_json(file, "sentence-transformers module list")
-    if not isinstance(entries, list) or not all(isinstance(e, dict) and "type" in e for e in entries):
+    entries = read_json(file, "sentence-transformers module list", expected=list)
+    if not all(isinstance(e, dict) and "type" in e for e in entries):
         raise ValueError(f"{file}: expected a list of modules with a `type` each. Received: {entries!r:.200}")
     modules = []
     for entry in sorted(entries, key=lambda e: e.get("idx", 0)):
@@ -113,11 +106,11 @@ def read_sentence_embedding_config(path):
     modules = _modules(path)
     transformer_path = modules[0][1]
     pooling_file = os.path.join(modules[1][1], "config.json")
-    pooling = _pooling_mode(_read_json(pooling_file, "pooling config"), pooling_file)
+    pooling = _pooling_mode(read_json(pooling_file, "pooling config"), pooling_file)
     settings = {}
     settings_file = os.path.join(transformer_path, SENTENCE_BERT_CONFIG)
     if os.path.isfile(settings_file):
-        settings = _read_json(settings_file, "sentence-transformers settings")
+        settings = read_json(settings_file, "sentence-transformers settings")
     max_seq_length = settings.get("max_seq_length")
     if max_seq_length is not None and (not isinstance(max_seq_length, int) or max_seq_length < 3):
         raise ValueError(f"{settings_file}: `max_seq_length` must be an int >= 3. Received: {max_seq_length!r}")

@@ -9,11 +9,11 @@ lowercased text.
 """
 
 import io
-import json
 import os
 import re
 
 from keras_bert._utf8 import read_utf8
+from keras_bert.converters.json_files import read_json
 from keras_bert.run_folders import read_run_folder
 
 VOCABULARY_FILE = "vocab.txt"
@@ -123,11 +123,7 @@ def check_vocabulary_size(vocabulary_file, rows, embedding_name="embeddings.word
 def _field(file, key="do_lower_case"):
     if not os.path.isfile(file):
         return None
-    try:
-        with open(file, encoding="utf-8") as f:
-            value = json.load(f).get(key)
-    except (OSError, json.JSONDecodeError, AttributeError) as error:
-        raise ValueError(f"Cannot read `{key}` from {file}: {error}") from None
+    value = read_json(file, "config").get(key)
     if value is not None and not isinstance(value, bool):
         raise ValueError(f"{file}: `{key}` must be true or false. Received: {value!r}")
     return value
@@ -211,14 +207,6 @@ def find_tokenizer_files(path, names, family, alternatives=("tokenizer.json",)):
                 "as a Hugging Face checkpoint folder holds them."
             )
         found = {present[0]: os.path.join(folder, present[0])}
-    config = {}
     config_file = os.path.join(folder, TOKENIZER_CONFIG_FILE)
-    if os.path.isfile(config_file):
-        try:
-            with open(config_file, encoding="utf-8") as f:
-                config = json.load(f)
-        except (OSError, json.JSONDecodeError) as error:
-            raise ValueError(f"Cannot read {config_file}: {error}") from None
-        if not isinstance(config, dict):
-            raise ValueError(f"{config_file} must hold a JSON object; received {type(config).__name__}")
+    config = read_json(config_file, "tokenizer config") if os.path.isfile(config_file) else {}
     return found, config

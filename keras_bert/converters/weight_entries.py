@@ -1,10 +1,15 @@
-"""The pieces every family's weight mapping is made of: one of our variables against canonical tensors.
+"""The pieces every weight mapping is made of: one of our variables against canonical tensors.
 
 Canonical tensors carry Hugging Face's names (without the family's prefix,
-`bert.`, `albert.`, ...) and layouts (dense weights as `(out, in)`). Each
-family module (`hf_bert`, `hf_albert`, ...) lists its model's variables
-with these helpers; `weight_map` loads and saves through those lists.
+`bert.`, `albert.`, ...) and layouts (dense weights as `(out, in)`). A
+`WeightEntry` ties one variable to the tensor(s) it is made of; the functions
+here give the entries of a whole layer (`dense_entries`, `layer_norm_entries`,
+`attention_entries`). Which layer holds which names is stated once per family
+in a table (`weight_tables`), and `weight_map` loads and saves through the
+entries of those tables.
 """
+
+import math
 
 import numpy as np
 
@@ -27,62 +32,93 @@ class WeightEntry:
 
 
 def dense_entries(layer, prefix):
-    """A Dense layer against `prefix.weight` (out, in) and `prefix.bias`."""
-    return [
-        WeightEntry(layer.kernel, [f"{prefix}.weight"], lambda a: a[0].T, lambda k: [k.T]),
-        WeightEntry(layer.bias, [f"{prefix}.bias"]),
-    ]
+    """A Dense layer against `prefix.weight` (out, in) and `prefix.bias` (none when the layer has no bias)."""
+    entries = [WeightEntry(layer.kernel, [f"{prefix}.weight"], lambda a: a[0].T, lambda k: [k.T])]
+    if layer.bias is not None:
+        entries.append(WeightEntry(layer.bias, [f"{prefix}.bias"]))
+    return entries
 
 
 def layer_norm_entries(layer, prefix):
-    return [WeightEntry(layer.gamma, [f"{prefix}.weight"]), WeightEntry(layer.beta, [f"{prefix}.bias"])]
+    """A LayerNormalization against `prefix.weight` (gamma) and `prefix.bias` (beta; none when it has none)."""
+    entries = [WeightEntry(layer.gamma, [f"{prefix}.weight"])]
+    if layer.beta is not None:
+        entries.append(WeightEntry(layer.beta, [f"{prefix}.bias"]))
+    return entries
 
 
-def attention_entries(attention, query, key, value, output):
-    """A `SelfAttention` against four `(hidden, hidden)` linear layers named `query`, `key`, `value`, `output`.
+def _heads_dense_entries(layer, prefix, input_axes):
+    """An EinsumDense that keeps the heads as axes against `prefix.weight` `(out, in)` and `prefix.bias` `(out,)`.
 
-    Our fused kernel is `(hidden, 3, heads, head_dim)` (the heads axis kept
-    for sharding); the output kernel is `(heads, head_dim, hidden)`.
+    The kernel's first `input_axes` axes are its inputs: a projection is
+    `(hidden, heads, head_dim)` (bias `(heads, head_dim)`), the output layer
+    `(heads, head_dim, hidden)` (bias `(hidden,)`).
     """
-    num_heads, head_dim = attention.num_heads, attention.head_dim
-    hidden = num_heads * head_dim
-    qkv_names = [query, key, value]
-
-    def qkv_kernel_to_keras(arrays):
-        # Each (out, in) -> (in, heads, head_dim); stacked on a new axis 1.
-        return np.stack([w.T.reshape(hidden, num_heads, head_dim) for w in arrays], axis=1)
-
-    def qkv_kernel_to_canonical(kernel):
-        return [kernel[:, i].reshape(hidden, hidden).T for i in range(3)]
-
-    def qkv_bias_to_keras(arrays):
-        return np.stack([b.reshape(num_heads, head_dim) for b in arrays], axis=0)
-
-    def qkv_bias_to_canonical(bias):
-        return [bias[i].reshape(hidden) for i in range(3)]
-
-    dense = attention.output_dense
-    return [
-        WeightEntry(
-            attention.qkv_dense.kernel, [f"{n}.weight" for n in qkv_names], qkv_kernel_to_keras, qkv_kernel_to_canonical
-        ),
-        WeightEntry(attention.qkv_dense.bias, [f"{n}.bias" for n in qkv_names], qkv_bias_to_keras, qkv_bias_to_canonical),
-        WeightEntry(
-            dense.kernel,
-            [f"{output}.weight"],
-            lambda a: a[0].T.reshape(num_heads, head_dim, hidden),
-            lambda k: [k.reshape(hidden, hidden).T],
-        ),
-        WeightEntry(dense.bias, [f"{output}.bias"]),
-    ]
-
-
-def embedding_entries(embeddings):
-    """`BertEmbeddings` against `embeddings.*` (every family names its embeddings as BERT does)."""
+    shape = tuple(layer.kernel.shape)
+    inputs = math.prod(shape[:input_axes])
     entries = [
-        WeightEntry(embeddings.token_embedding.embeddings, ["embeddings.word_embeddings.weight"]),
-        WeightEntry(embeddings.position_embeddings, ["embeddings.position_embeddings.weight"]),
+        WeightEntry(
+            layer.kernel, [f"{prefix}.weight"], lambda a: a[0].T.reshape(shape), lambda k: [k.reshape(inputs, -1).T]
+        )
     ]
-    if embeddings.segment_embedding is not None:
-        entries.append(WeightEntry(embeddings.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"]))
-    return entries + layer_norm_entries(embeddings.layer_norm, "embeddings.LayerNorm")
+    if layer.bias is None:
+        return entries
+    bias_shape = tuple(layer.bias.shape)
+    if len(bias_shape) == 1:
+        return entries + [WeightEntry(layer.bias, [f"{prefix}.bias"])]
+    return entries + [
+        WeightEntry(layer.bias, [f"{prefix}.bias"], lambda a: a[0].reshape(bias_shape), lambda b: [b.reshape(-1)])
+    ]
+
+
+def _fused_qkv_entries(dense, names):
+    """Our fused `qkv` EinsumDense, kernel `(hidden, 3, heads, head_dim)`, against three `(hidden, hidden)` projections.
+
+    The three projections are stacked on axis 1 (kernel) and 0 (bias), the
+    heads axis kept for sharding.
+    """
+    kernel = dense.kernel
+    hidden, _, num_heads, head_dim = kernel.shape
+    projection = (hidden, num_heads, head_dim)
+
+    def kernel_to_keras(arrays):
+        return np.stack([w.T.reshape(projection) for w in arrays], axis=1)
+
+    def kernel_to_canonical(value):
+        return [value[:, i].reshape(hidden, -1).T for i in range(3)]
+
+    entries = [WeightEntry(kernel, [f"{n}.weight" for n in names], kernel_to_keras, kernel_to_canonical)]
+    if dense.bias is not None:
+        entries.append(
+            WeightEntry(
+                dense.bias,
+                [f"{n}.bias" for n in names],
+                lambda arrays: np.stack([b.reshape(num_heads, head_dim) for b in arrays], axis=0),
+                lambda bias: [bias[i].reshape(-1) for i in range(3)],
+            )
+        )
+    return entries
+
+
+def attention_entries(attention, *names):
+    """An attention layer against its checkpoint's linear layers, `(hidden, hidden)` each.
+
+    `names` are four, `query, key, value, output`, or two, `qkv, output`,
+    for a checkpoint that stacks query, key and value in one
+    `(3 * hidden, hidden)` tensor. Ours (`SelfAttention`) holds query, key
+    and value in one fused kernel (`qkv_dense`), Keras' `MultiHeadAttention`
+    (keras-hub's encoders) in three (`query_dense`, ...). The output kernel is
+    `(heads, head_dim, hidden)` in both.
+    """
+    *inputs, output = names
+    if len(inputs) == 1:
+        # (hidden, 3, heads, head_dim) flattens to the stacked (3 * hidden) outputs in query, key, value order.
+        entries = _heads_dense_entries(attention.qkv_dense, inputs[0], input_axes=1)
+    elif hasattr(attention, "qkv_dense"):
+        entries = _fused_qkv_entries(attention.qkv_dense, inputs)
+    else:
+        projections = (attention.query_dense, attention.key_dense, attention.value_dense)
+        entries = []
+        for layer, name in zip(projections, inputs):
+            entries += _heads_dense_entries(layer, name, input_axes=1)
+    return entries + _heads_dense_entries(attention.output_dense, output, input_axes=2)

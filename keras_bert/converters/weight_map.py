@@ -5,8 +5,9 @@ Canonical names are Hugging Face's without the family's prefix
 `cls.predictions.bias`, ...) with Hugging Face's layouts (dense weights as
 `(out, in)`). Every converter reads its format into a dict of numpy arrays
 under these names, or writes one from it. Which of our variables each name
-fills is the family's business (`hf_bert`, `hf_albert`, ... through the
-`hf_families` table); this module loads all or nothing through those lists.
+fills is the family's business (its weight tables in `hf_bert`, `hf_albert`,
+... through the `hf_families` table); this module loads all or nothing
+through the entries of those tables.
 
 The mapping needs numpy and keras only. Models are recognised by their
 attributes and class names, not by `isinstance`: `keras_bert.models` builds on
@@ -19,14 +20,7 @@ import keras
 import numpy as np
 
 # The BERT names, kept importable from here.
-from keras_bert.converters.hf_bert import (  # noqa: F401
-    HEAD_NAMES,
-    OPTIONAL_NAMES,
-    TIED_NAMES,
-    backbone_entries,
-    masked_lm_head_entries,
-    next_sentence_head_entries,
-)
+from keras_bert.converters.hf_bert import HEAD_NAMES, OPTIONAL_NAMES, TIED_NAMES  # noqa: F401
 from keras_bert.converters.hf_families import FAMILIES
 from keras_bert.converters.weight_entries import WeightEntry, dense_entries, layer_norm_entries  # noqa: F401
 
@@ -45,46 +39,28 @@ def is_encoder_backbone(model):
 
 
 def model_family(model):
-    """The `hf_families.Family` of a backbone, or of a task model's backbone."""
+    """The `hf_family.Family` of a backbone, or of a task model's backbone."""
     backbone = model if is_encoder_backbone(model) else getattr(model, "backbone", model)
     return FAMILIES[getattr(backbone, "model_type", "bert")]
 
 
-# Our task models whose head Hugging Face's task classes hold (see `hf_tasks`), and its tensor prefix.
-TASK_HEAD_PREFIXES = {
-    "BertClassifier": "classifier",
-    "BertTokenClassifier": "classifier",
-    "BertMultipleChoice": "classifier",
-    "BertQuestionAnswerer": "qa_outputs",
-}
 # Models whose outputs do not depend on the pooler (their Hugging Face classes have none).
 _WITHOUT_POOLER = ("BertMaskedLM", "BertTokenClassifier", "BertQuestionAnswerer")
 
 
-def task_head_entries(model):
-    """WeightEntries of a task model's head (`classifier.*` or `qa_outputs.*`); [] for other models.
-
-    Exact class names: a subclass may change the head.
-    """
-    prefix = TASK_HEAD_PREFIXES.get(type(model).__name__)
-    if prefix is None:
-        return []
-    # The span head's dense layer gives (start, end) as HF's qa_outputs rows 0 and 1.
-    layer = model.span_head.dense if prefix == "qa_outputs" else model.output_dense
-    return dense_entries(layer, prefix)
+def backbone_entries(backbone):
+    """WeightEntries for every weight of a backbone of any family, under its family's names."""
+    return model_family(backbone).backbone_entries(backbone)
 
 
 def model_entries(model):
-    """WeightEntries for a backbone, or a task model's backbone and the heads checkpoints hold.
+    """WeightEntries for a backbone, or a task model's backbone and the heads its family's checkpoints hold.
 
-    For BERT these include the heads of Hugging Face's task classes (`classifier.*`,
-    `qa_outputs.*`; see `task_head_entries`); the other families' task heads are not mapped.
+    For BERT these include the heads of Hugging Face's task classes
+    (`classifier.*`, `qa_outputs.*`; see `hf_bert.TASK_HEADS`); the other
+    families' task heads are not mapped.
     """
-    family = model_family(model)
-    entries = family.model_entries(model)
-    if family.model_type == "bert" and not is_encoder_backbone(model):
-        entries += task_head_entries(model)
-    return entries
+    return model_family(model).model_entries(model)
 
 
 def _shown(names, limit=8):
