@@ -61,11 +61,11 @@ _LAZY = {
     "TextEmbedderPipeline": "keras_bert.pipelines.text_embedder_pipeline",
     "predict_text": "keras_bert.pipelines.loading",
     "load_pipeline": "keras_bert.pipelines.loading",
-    "export_saved_model": "keras_bert.export.saved_model_export",
-    "ExportedModel": "keras_bert.export.exported_model",
-    "export_hub_encoder": "keras_bert.export.hub_export",
-    "export_onnx": "keras_bert.export.runtime_export",
-    "export_litert": "keras_bert.export.runtime_export",
+    "export_saved_model": "keras_bert.export.saved_model.saved_model_export",
+    "ExportedModel": "keras_bert.export.runtime.exported_model",
+    "export_hub_encoder": "keras_bert.export.saved_model.hub_export",
+    "export_onnx": "keras_bert.export.onnx_litert.onnx_litert_export",
+    "export_litert": "keras_bert.export.onnx_litert.onnx_litert_export",
     "convert": "keras_bert.jobs.convert",
 }
 

@@ -16,6 +16,20 @@ import warnings
 # old dotted path -> new dotted path
 MOVED_MODULES = {
     "keras_bert.layers._utils": "keras_bert.layers.arguments",
+    "keras_bert.export.export_worker": "keras_bert.export.tensorflow_worker.__main__",
+    "keras_bert.export.saved_model_export": "keras_bert.export.saved_model.saved_model_export",
+    "keras_bert.export.serving_module": "keras_bert.export.saved_model.serving_module",
+    "keras_bert.export.hub_export": "keras_bert.export.saved_model.hub_export",
+    "keras_bert.export.hub_encoder_module": "keras_bert.export.saved_model.hub_encoder_module",
+    "keras_bert.export.hub_preprocessor_module": "keras_bert.export.saved_model.hub_preprocessor_module",
+    "keras_bert.export.trainable_tfsm_layer": "keras_bert.export.saved_model.trainable_tfsm_layer",
+    "keras_bert.export.runtime_export": "keras_bert.export.onnx_litert.onnx_litert_export",
+    "keras_bert.export.graph_conversion": "keras_bert.export.onnx_litert.graph_conversion",
+    "keras_bert.export.onnx_rewrites": "keras_bert.export.onnx_litert.onnx_rewrites",
+    "keras_bert.export.traced_torch_model": "keras_bert.export.torch_tracing.traced_torch_model",
+    "keras_bert.export.exported_model": "keras_bert.export.runtime.exported_model",
+    "keras_bert.export.runtime_model": "keras_bert.export.runtime.runtime_model",
+    "keras_bert.export.int8_check": "keras_bert.export.runtime.int8_check",
 }
 
 

@@ -10,7 +10,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from keras_bert.export import onnx_rewrites
+from keras_bert.export.onnx_litert import onnx_rewrites
 
 pytestmark = pytest.mark.only_backend(
     "tensorflow", reason="ONNX graph rewriting and onnxruntime only: nothing here depends on the Keras backend"

@@ -17,8 +17,9 @@ import pytest
 
 from export_helpers import LONG_TEXTS, SHORT_TEXTS, VOCAB_FILE, packed, sharpen, tokenizer
 from harness import tiny_backbone
-from keras_bert.export import ExportedModel, RuntimeModel, export_litert, export_onnx, runtime_export
-from keras_bert.export.int8_check import accuracy_drop_message
+from keras_bert.export import ExportedModel, RuntimeModel, export_litert, export_onnx
+from keras_bert.export.onnx_litert import onnx_litert_export
+from keras_bert.export.runtime.int8_check import accuracy_drop_message
 
 ON_TENSORFLOW_ONLY = pytest.mark.only_backend(
     "tensorflow",
@@ -167,8 +168,8 @@ def test_cli_export_reports_int8_accuracy_and_predict_serves_it(exports, capsys)
 
 
 def test_a_missing_runtime_names_the_pip_extra(models, tmp_path, monkeypatch):
-    real = runtime_export.importlib.util.find_spec
-    monkeypatch.setattr(runtime_export.importlib.util, "find_spec", lambda name: None if name == "ai_edge_litert" else real(name))
+    real = onnx_litert_export.importlib.util.find_spec
+    monkeypatch.setattr(onnx_litert_export.importlib.util, "find_spec", lambda name: None if name == "ai_edge_litert" else real(name))
     with pytest.raises(ImportError, match=r"ai_edge_litert.*pip install 'keras-bert\[litert\]'"):
         export_litert(models["classifier"], tmp_path / "x", tokenizer())
     assert not (tmp_path / "x").exists()
@@ -201,7 +202,7 @@ CONVERSION_MEMORY_CHILD = """
 import os, resource, sys
 os.environ["KERAS_BACKEND"] = "tensorflow"
 from keras_bert import BertBackbone
-from keras_bert.export import graph_conversion
+from keras_bert.export.onnx_litert import graph_conversion
 backbone = BertBackbone(vocabulary_size=200_000, num_layers=1, num_heads=2, hidden_dim=64, intermediate_dim=128,
                         max_sequence_length=32)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -301,6 +301,10 @@ def test_export_refuses_bad_requests_before_writing_anything(models, tmp_path):
     small = BertTokenizer(tokenizer().get_vocabulary()[:50])
     with pytest.raises(ValueError, match="do not belong together"):
         export_saved_model(models["classifier"], target, small)
+    with pytest.raises(ValueError, match="`window_stride` must be an int >= 0; received -1"):
+        export_saved_model(models["classifier"], target, tokenizer(), window_stride=-1)
+    with pytest.raises(TypeError, match=r"unexpected options \['window_strid'\]"):
+        export_saved_model(models["classifier"], target, tokenizer(), window_strid=4)
     assert os.listdir(tmp_path) == []
 
 

@@ -20,25 +20,30 @@ the exported `sequence_length` (pad shorter inputs; padding is masked).
 
 Conversion runs on the TensorFlow backend (tf2onnx, TFLiteConverter); called
 on JAX or torch, the model is saved as `.keras` and converted by the same
-child process as the SavedModel export (`export_worker.py`).
+TensorFlow child process as the SavedModel export (`tensorflow_worker`).
 """
 
-import datetime
 import importlib.util
 import json
 import os
-import shutil
-import tempfile
 
 import keras
 
-import keras_bert
-from keras_bert.export import saved_model_export as sm
+from keras_bert.atomic_files import staging_folder
+from keras_bert.export.export_arguments import (
+    check_label_names,
+    check_sequence_length,
+    check_target,
+    check_tokenizer,
+    default_sequence_length,
+)
+from keras_bert.export.export_files import METADATA_FILE, export_time, library_versions, write_lines
+from keras_bert.export.tensorflow_worker import run_in_tensorflow
 
-METADATA_FILE = sm.METADATA_FILE
 FORMATS = {"onnx": "keras_bert.onnx", "litert": "keras_bert.litert"}
 # What each format's conversion and runtime import, and the extra that installs them.
 _REQUIREMENTS = {"onnx": ("onnx", "onnxruntime", "tf2onnx"), "litert": ("ai_edge_litert",)}
+_DESCRIPTIONS = {"onnx": "ONNX export", "litert": "LiteRT export"}
 _PIPELINE_OPTIONS = ("window_stride", "doc_stride", "max_query_length", "max_answer_length", "allow_no_answer",
                      "null_score_diff_threshold", "lowercase")
 
@@ -133,7 +138,7 @@ def _export(format, model, directory, tokenizer, graph_options, options):
     directory = os.path.abspath(os.fspath(directory))
     task = task_kind(model)
     backbone = model if task == "backbone" else model.backbone
-    sm._check_tokenizer(tokenizer, task, backbone)
+    check_tokenizer(tokenizer, backbone, task, role="it is saved beside the graph, which takes token ids")
     if format == "onnx" and (backbone.compute_dtype != "float32" or backbone.variable_dtype != "float32"):
         # tf2onnx writes mixed float16/bfloat16 types into the projections' Gemm, which onnxruntime
         # refuses to load; its CPU kernels are float32 and int8 anyway.
@@ -146,18 +151,12 @@ def _export(format, model, directory, tokenizer, graph_options, options):
         raise ValueError("LiteRT export takes (batch, length) inputs; a multiple-choice model needs ONNX or a SavedModel.")
     length = options.get("sequence_length")
     if length is None:
-        length = model.sequence_length if task == "text_embedder" else None
-        length = length or min(384 if task == "question_answerer" else 128, backbone.max_sequence_length)
-    if not isinstance(length, int) or not 3 <= length <= backbone.max_sequence_length:
-        raise ValueError(
-            f"`sequence_length` must be an int in [3, {backbone.max_sequence_length}] (the model's "
-            f"max_sequence_length); received {length!r}"
-        )
-    label_names = sm._check_label_names(model, task, options.get("label_names") or getattr(model, "label_names", None))
+        length = default_sequence_length(model, task, backbone)
+    check_sequence_length(length, backbone)
+    label_names = check_label_names(model, task, options.get("label_names") or getattr(model, "label_names", None))
     if options.get("text_pair") and task not in ("classifier", "regressor"):
         raise ValueError(f"`text_pair` applies to classifiers, not to a {task}.")
-    if os.path.exists(directory) and not overwrite:
-        raise ValueError(f"{directory} already exists; pass overwrite=True (--overwrite) to replace it.")
+    check_target(directory, overwrite)
     spec_options = {
         **graph_options,
         "sequence_length": length,
@@ -166,24 +165,33 @@ def _export(format, model, directory, tokenizer, graph_options, options):
         "pipeline": {k: options[k] for k in _PIPELINE_OPTIONS if options.get(k) is not None},
         "training_backend": options.get("training_backend") or keras.backend.backend(),
     }
-    if keras.backend.backend() != "tensorflow":
-        sm._run_worker(model, tokenizer, {"format": format, "directory": directory, "overwrite": overwrite,
-                                          "options": spec_options, "verbose": verbose}, verbose)
-        return read_runtime_metadata(directory)
-    return export_here(format, model, tokenizer, directory, overwrite, spec_options, verbose)
+    arguments = {"format": format, "directory": directory, "overwrite": overwrite, "options": spec_options,
+                 "verbose": verbose}
+    return run_in_tensorflow(write_runtime_export, model, tokenizer, arguments, _DESCRIPTIONS[format], verbose)
 
 
-def export_here(format, model, tokenizer, directory, overwrite, options, verbose=True):
-    """Converts in this (TensorFlow) process into a staging folder, then renames it into place."""
+def write_runtime_export(model, tokenizer, format, directory, overwrite, options, verbose=True):
+    """Converts in this (TensorFlow) process into a staging folder, then renames it into place.
+
+    Args:
+        model, tokenizer: as `export_onnx` / `export_litert` take them, checked.
+        format: "onnx" or "litert".
+        directory: the absolute path of the export to create.
+        overwrite: replace an existing `directory`.
+        options: the checked options: `sequence_length`, `label_names`,
+            `text_pair`, `pipeline` (the pipeline options to record),
+            `training_backend`, and for ONNX `quantize` and `opset`.
+        verbose: print what was written.
+
+    Returns:
+        The metadata dict written to `keras_bert_export.json`.
+    """
     # defers TensorFlow and the converters: only the TensorFlow process that converts needs them
-    from keras_bert.export import graph_conversion
+    from keras_bert.export.onnx_litert import graph_conversion
     from keras_bert.export.task_outputs import task_kind  # TF graph code, as above
 
     task = task_kind(model)
-    parent, name = os.path.dirname(directory), os.path.basename(directory)
-    os.makedirs(parent or ".", exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{name}.partial-", dir=parent)
-    try:
+    with staging_folder(directory, overwrite) as staging:
         files = {}
         if format == "onnx":
             names = graph_conversion.to_onnx(model, task, os.path.join(staging, "model.onnx"), options["opset"])
@@ -194,18 +202,14 @@ def export_here(format, model, tokenizer, directory, overwrite, options, verbose
         else:
             names = graph_conversion.to_litert(model, task, os.path.join(staging, "model.tflite"), options["sequence_length"])
             files["fp32"] = "model.tflite"
-        sm._write_lines(tokenizer.get_vocabulary(), os.path.join(staging, "vocab.txt"))
+        write_lines(tokenizer.get_vocabulary(), os.path.join(staging, "vocab.txt"))
         with open(os.path.join(staging, "tokenizer.json"), "w", encoding="utf-8") as f:
             json.dump(keras.saving.serialize_keras_object(tokenizer), f)
         if options["label_names"]:
-            sm._write_lines(options["label_names"], os.path.join(staging, "labels.txt"))
+            write_lines(options["label_names"], os.path.join(staging, "labels.txt"))
         metadata = _metadata(format, model, task, options, names, files)
         with open(os.path.join(staging, METADATA_FILE), "w", encoding="utf-8") as f:
             json.dump(metadata, f, indent=2)
-        sm._fsync_tree(staging)
-        sm._move_into_place(staging, directory, overwrite)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     if verbose:
         sizes = ", ".join(f"{f} {os.path.getsize(os.path.join(directory, f)) / 2**20:.1f} MiB" for f in files.values())
         print(f"exported {task} to {directory} ({sizes})")
@@ -213,16 +217,10 @@ def export_here(format, model, tokenizer, directory, overwrite, options, verbose
 
 
 def _metadata(format, model, task, options, names, files):
-    # defers TensorFlow: imported only to record the versions the graph was converted with
-    import tensorflow as tf
-
     backbone = model if task == "backbone" else model.backbone
     text_inputs = {"question_answerer": ["question", "context"], "multiple_choice": ["context", "choices"]}.get(
         task, ["text", "text_pair"] if options["text_pair"] else ["text"]
     )
-    versions = {"keras_bert": keras_bert.__version__, "keras": keras.__version__, "tensorflow": tf.__version__}
-    for package in ("onnx", "tf2onnx", "onnxruntime") if format == "onnx" else ("ai_edge_litert",):
-        versions[package] = _version(package)
     return {
         "format": FORMATS[format],
         "format_version": 1,
@@ -245,13 +243,7 @@ def _metadata(format, model, task, options, names, files):
         "dynamic_axes": ["batch", "length"] if format == "onnx" else ["batch"],
         "training_backend": options["training_backend"],
         "export_backend": keras.backend.backend(),
-        "versions": versions,
-        "exported_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "versions": library_versions(*_REQUIREMENTS[format]),
+        "exported_at": export_time(),
     }
 
-
-def _version(package):
-    try:
-        return importlib.import_module(package).__version__
-    except (ImportError, AttributeError):
-        return None

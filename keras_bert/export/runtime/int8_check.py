@@ -45,7 +45,7 @@ def check_int8_accuracy(directory, eval_file, text_column="sentence", label_colu
         ValueError: not an int8 classifier export, a bad tolerance, or a label the model does not know.
     """
     # defers TensorFlow (the readers and the tokenizer use it): `import keras_bert.export` must not import it
-    from keras_bert.export.exported_model import ExportedModel
+    from keras_bert.export.runtime.exported_model import ExportedModel
     from keras_bert.preprocessing.tasks.classification_data import read_classification_data  # TensorFlow, as above
 
     if not isinstance(tolerance, (int, float)) or tolerance < 0:

@@ -33,7 +33,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.export import onnx_rewrites
+from keras_bert.export.onnx_litert import onnx_rewrites
 from keras_bert.layers.graph_export_form import graph_export_form
 from keras_bert.models.bert_task import inference_scope_of
 

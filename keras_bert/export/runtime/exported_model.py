@@ -21,8 +21,8 @@ import os
 
 import numpy as np
 
-from keras_bert.export.runtime_export import runtime_format
-from keras_bert.export.saved_model_export import read_metadata
+from keras_bert.export.onnx_litert.onnx_litert_export import runtime_format
+from keras_bert.export.saved_model.saved_model_export import read_metadata
 
 
 class ExportedModel:
@@ -72,7 +72,7 @@ class ExportedModel:
         import keras  # defers keras: a SavedModel is served without it
 
         import keras_bert.preprocessing  # noqa: F401  (registers the tokenizer classes; defers TensorFlow)
-        from keras_bert.export.runtime_model import RuntimeModel  # defers onnxruntime / LiteRT, as above
+        from keras_bert.export.runtime.runtime_model import RuntimeModel  # defers onnxruntime / LiteRT, as above
         from keras_bert.tasks import get_task  # the registry names each task's pipeline (imported with it)
 
         self.directory = directory

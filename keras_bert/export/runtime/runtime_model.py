@@ -15,7 +15,8 @@ import types
 
 import numpy as np
 
-from keras_bert.export.runtime_export import read_runtime_metadata, require_runtime, runtime_format
+from keras_bert.export.batched_predict import predict_in_batches
+from keras_bert.export.onnx_litert.onnx_litert_export import read_runtime_metadata, require_runtime, runtime_format
 
 _INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # Tasks whose outputs have a sequence axis (axis 1 of `(batch, length, ...)`), cut back after LiteRT's padding.
@@ -125,17 +126,3 @@ class RuntimeModel:
         """`predict_on_batch` over batches of `batch_size` rows, concatenated (`verbose` is ignored)."""
         return predict_in_batches(self.predict_on_batch, {k: np.asarray(v) for k, v in inputs.items()}, batch_size)
 
-
-def predict_in_batches(predict_on_batch, inputs, batch_size):
-    """`predict_on_batch` over slices of `batch_size` rows of the dict `inputs`; the outputs (one array or a dict
-    of them, numpy) concatenated along the batch axis."""
-    total = len(inputs["token_ids"])
-    parts = [
-        predict_on_batch({k: v[start : start + batch_size] for k, v in inputs.items()})
-        for start in range(0, total, batch_size)
-    ]
-    if not parts:
-        raise ValueError("no rows to predict")
-    if isinstance(parts[0], dict):
-        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    return np.concatenate(parts)

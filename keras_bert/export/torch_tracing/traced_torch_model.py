@@ -28,7 +28,7 @@ import numpy as np
 
 import keras
 
-from keras_bert.export.runtime_model import predict_in_batches
+from keras_bert.export.batched_predict import predict_in_batches
 from keras_bert.models.bert_task import inference_scope_of
 from keras_bert.models.input_checks import check_inputs
 

@@ -54,43 +54,16 @@ class BertServingModule(tf.Module):
             `BertQuestionAnswerer` or `BertMultipleChoice`).
         task: the task kind, see `task_outputs.task_kind`.
         tokenizer: the `BertTokenizer` the model was trained with.
-        sequence_length: length texts are packed to in `serve_text`.
+        options: the `ServingOptions` resolved for `model` (length, label
+            names, text pair, windows, question answering).
         vocab_file: path of the vocabulary file, saved as an asset.
+        metadata_file: path of `keras_bert_export.json`, saved as an asset.
         labels_file: path of the label names file (one per line), saved as an
             asset and read by `serve_text` through a lookup table; None for
             models without label names.
-        label_names: the same names as a list (the tagger's BIO decoding is
-            built from them at export time).
-        metadata_file: path of `keras_bert_export.json`, saved as an asset.
-        text_pair: whether a classifier's `serve_text` takes a second text.
-        window_stride: tokens between window starts over long texts
-            (classifier, regressor, tagger, multiple choice), as the
-            pipelines' `window_stride`; 0: windows side by side.
-        max_query_length, doc_stride, max_answer_length, n_best_size,
-            allow_no_answer, null_score_diff_threshold: question answering
-            options (as in `QuestionAnswererPipeline`, already cut to fit
-            `sequence_length` by `fit_qa_lengths`).
     """
 
-    def __init__(
-        self,
-        model,
-        task,
-        tokenizer,
-        sequence_length,
-        vocab_file,
-        metadata_file,
-        labels_file=None,
-        label_names=None,
-        text_pair=False,
-        window_stride=None,
-        max_query_length=64,
-        doc_stride=128,
-        max_answer_length=30,
-        n_best_size=20,
-        allow_no_answer=False,
-        null_score_diff_threshold=0.0,
-    ):
+    def __init__(self, model, task, tokenizer, options, vocab_file, metadata_file, labels_file=None):
         super().__init__(name="keras_bert_serving")
         # The Keras model is held untracked: the save would trace its default signature and write it into
         # the file, where nothing reads it (keras_bert/_untracked.py). Its variables are listed instead, which
@@ -101,25 +74,26 @@ class BertServingModule(tf.Module):
         self.vocab_asset = tf.saved_model.Asset(vocab_file)
         self.metadata_asset = tf.saved_model.Asset(metadata_file)
         self._task = task
-        self._label_names = tuple(label_names or ())
-        self._sequence_length = sequence_length
-        self._text_pair = text_pair
-        self._window_stride = (sequence_length - 2) // 2 if window_stride is None else window_stride
-        self._max_query_length = max_query_length
-        self._doc_stride = doc_stride
+        # task_outputs reads the options from these attributes.
+        self._sequence_length = options.sequence_length
+        self._label_names = tuple(options.label_names or ())
+        self._text_pair = options.text_pair
+        self._window_stride = options.window_stride
+        self._max_query_length = options.max_query_length
+        self._doc_stride = options.doc_stride
         # A context token lies in at most ceil(window / stride) windows; the
         # window is at most sequence_length - 3 tokens (see text_windows.max_context).
-        self._max_context_offset = max(0, math.ceil((sequence_length - 3) / max(doc_stride, 1)) - 1)
-        self._max_answer_length = max_answer_length
-        self._n_best_size = n_best_size
-        self._allow_no_answer = allow_no_answer
-        self._null_score_diff_threshold = null_score_diff_threshold
+        self._max_context_offset = max(0, math.ceil((options.sequence_length - 3) / max(options.doc_stride, 1)) - 1)
+        self._max_answer_length = options.max_answer_length
+        self._n_best_size = options.n_best_size
+        self._allow_no_answer = options.allow_no_answer
+        self._null_score_diff_threshold = options.null_score_diff_threshold
         backbone = model if task == "backbone" else model.backbone
         self._vocabulary_size = backbone.vocabulary_size
         # DistilBERT takes no segment_ids (its classifier drops them): accept BERT's two types.
         self._num_segments = getattr(backbone, "num_segments", 2)
         self._max_sequence_length = backbone.max_sequence_length
-        self.packer = BertInputPacker.from_tokenizer(tokenizer, sequence_length)
+        self.packer = BertInputPacker.from_tokenizer(tokenizer, options.sequence_length)
         # id → token, read from the vocabulary asset: a SavedModel whose asset
         # is missing fails to load instead of serving with a wrong vocabulary.
         self.vocab_table = _line_table(self.vocab_asset, default="[UNK]")
