@@ -384,7 +384,7 @@ def compiled_forward(quick=False):
     import torch
 
     from keras_bert import BertBackbone
-    from keras_bert.export.traced_torch_model import TracedTorchModel
+    from keras_bert.export.torch_tracing.traced_torch_model import TracedTorchModel
 
     if backend_name() != "torch":
         return []
