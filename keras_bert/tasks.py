@@ -144,7 +144,7 @@ _TEXT_EMBEDDER = Task(
     features=None,
     finetune=None,
     pipeline="keras_bert.pipelines.text_embedder_pipeline:TextEmbedderPipeline",
-    export_outputs="keras_bert.export.embedder_outputs:text_embedder_outputs",
+    export_outputs="keras_bert.export.task_outputs:text_embedder_outputs",
 )
 SERVED_TASKS = {**TASKS, _TEXT_EMBEDDER.name: _TEXT_EMBEDDER}
 _SERVED_CLI_NAMES = {task.cli_name: task.name for task in SERVED_TASKS.values()}

@@ -6,7 +6,10 @@
 
 `pipeline_for(model, tokenizer)` picks the class through the task registry
 (`keras_bert.tasks`). Character offsets index the original string
-(`text[start:end]`).
+(`text[start:end]`). The windows over long texts and the reading of the
+model's outputs (labels, entity spans, answer spans, choices) are
+`keras_bert.postprocessing`'s, the functions the exported SavedModel's
+`serve_text` runs in its graph.
 """
 
 from keras_bert.pipelines.loading import load_pipeline, pipeline_for, predict_text

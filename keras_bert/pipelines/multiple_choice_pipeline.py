@@ -8,12 +8,10 @@
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, softmax, text_batch
-from keras_bert.preprocessing.tasks.classification_data import average_windows
+from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, reading_report, text_batch
+from keras_bert.postprocessing import text_windows
+from keras_bert.postprocessing.label_scores import label_scores
 from keras_bert.preprocessing.tasks.multiple_choice_data import MultipleChoiceExample
-from keras_bert.preprocessing.tasks.task_features import pack_ids, pair_window_spans
-
-_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 
 
 class MultipleChoicePipeline(TaskPipeline):
@@ -53,20 +51,19 @@ class MultipleChoicePipeline(TaskPipeline):
         examples, single = self._examples(contexts, choices, questions)
         if not examples:
             return []
-        x, owner, _ = self._windows(examples)
+        windows = self._windows(examples)
+        x = {k: v.numpy() for k, v in self.packer(windows["first"], windows["second"]).items()}
         # Every window is its own one-choice block: a sequence's logit does not
         # depend on the other sequences of its block (the choices axis is
         # folded into the batch), so windows of any count per choice fit.
-        logits = self._predict({k: v[:, np.newaxis, :] for k, v in x.items()})
+        logits = self._predict({k: v[:, np.newaxis, :] for k, v in x.items()})[:, 0]
         num_choices = len(examples[0].choices)
-        means = average_windows(logits, owner, len(examples) * num_choices).reshape(len(examples), num_choices)
-        results = []
-        for example, p in zip(examples, softmax(means)):
-            best = int(np.argmax(p))
-            results.append({
-                "choice": best, "text": example.choices[best], "score": float(p[best]),
-                "probabilities": [float(q) for q in p],
-            })
+        means = text_windows.mean_over_windows(logits, windows["owner"], len(examples) * num_choices)
+        probabilities, best, score = (t.numpy() for t in label_scores(tf.reshape(means, [-1, num_choices])))
+        results = [
+            {"choice": int(b), "text": example.choices[b], "score": float(s), "probabilities": [float(q) for q in p]}
+            for example, p, b, s in zip(examples, probabilities, best, score)
+        ]
         return results[0] if single else results
 
     def input_stats(self, contexts, choices, questions=None):
@@ -81,16 +78,12 @@ class MultipleChoicePipeline(TaskPipeline):
         examples, single = self._examples(contexts, choices, questions)
         if not examples:
             return []
-        _, owner, dropped = self._windows(examples)
+        windows = self._windows(examples)
         num_choices = len(examples[0].choices)
-        windows = np.bincount(owner, minlength=len(examples) * num_choices).reshape(-1, num_choices)
-        dropped = np.asarray(dropped).reshape(-1, num_choices)
-        tokens = [len(t) for t in self.tokenizer.tokenize(tf.constant([e.context for e in examples])).to_list()]
-        stats = [
-            {"tokens": n, "windows": int(w.max()), "truncated_tokens": int(d.sum())}
-            for n, w, d in zip(tokens, windows, dropped)
-        ]
-        return stats[0] if single else stats
+        counts = text_windows.windows_per_row(windows["owner"], len(examples) * num_choices).numpy()
+        dropped = windows["dropped"].numpy().reshape(-1, num_choices)
+        tokens = self.tokenizer.tokenize(tf.constant([e.context for e in examples])).row_lengths().numpy()
+        return reading_report(tokens, counts.reshape(-1, num_choices).max(axis=1), dropped.sum(axis=1), single)
 
     def _examples(self, contexts, choices, questions):
         contexts, single = text_batch(contexts, "contexts")
@@ -110,20 +103,11 @@ class MultipleChoicePipeline(TaskPipeline):
         return examples, single
 
     def _windows(self, examples):
-        """`(x, owner, dropped)`: packed windows `(num_windows, sequence_length)`, the (example, choice) row
-        `example * num_choices + choice` of each, and per row the tokens no window holds."""
+        """`text_windows.windows_of` the (context, choice) pairs, row `example * num_choices + choice`."""
         tokenizer = self.tokenizer
-        first = tokenizer.tokenize(tf.constant([e.context for e in examples for _ in e.choices])).to_list()
+        first = tokenizer.tokenize(tf.constant([e.context for e in examples for _ in e.choices]))
         # The second segment is `question + " " + choice`, joined before tokenizing as in training.
-        second = tokenizer.tokenize(tf.constant([f"{e.question} {c}" for e in examples for c in e.choices])).to_list()
-        special = (self.sequence_length, tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
-        rows, owner, dropped = [], [], []
-        for row, (a, b) in enumerate(zip(first, second)):
-            spans = pair_window_spans(len(a), len(b), self.sequence_length, self.window_stride or self.sequence_length)
-            for (a_start, a_end), (b_start, b_end) in spans:
-                rows.append(pack_ids(a[a_start:a_end], b[b_start:b_end], *special))
-                owner.append(row)
-            kept = (spans[-1][0][1] - spans[0][0][0]) + (spans[-1][1][1] - spans[0][1][0])
-            dropped.append(len(a) + len(b) - kept)
-        x = {name: np.stack([r[i] for r in rows]) for i, name in enumerate(_INPUTS)}
-        return x, np.asarray(owner, "int32"), dropped
+        second = tokenizer.tokenize(tf.constant([f"{e.question} {c}" for e in examples for c in e.choices]))
+        return text_windows.windows_of(
+            first, self.sequence_length, self.window_stride, second, self.packer.separators_between
+        )

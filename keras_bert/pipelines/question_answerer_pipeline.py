@@ -5,7 +5,7 @@
     # {"answer": "Ada", "start": 18, "end": 21, "score": 0.93}
 """
 
-from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, text_batch
+from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, reading_report, text_batch
 from keras_bert.preprocessing.tasks.squad_data import SquadExample, decode_answers, fit_qa_lengths, squad_features
 
 
@@ -15,8 +15,9 @@ class QuestionAnswererPipeline(TaskPipeline):
     Contexts longer than one sequence are windowed as in training; a context
     token that lies in several windows may start an answer only in the window
     where it has the most context (BERT's max-context rule, see
-    `decode_answers`). The exported SavedModel's `serve_text` builds the same
-    windows and decodes them the same way in its graph.
+    `decode_answers`). The windows and the decoding are
+    `keras_bert.postprocessing`'s, which the exported SavedModel's
+    `serve_text` runs in its graph.
 
     Args:
         model: a `BertQuestionAnswerer`.
@@ -87,11 +88,9 @@ class QuestionAnswererPipeline(TaskPipeline):
         if not examples:
             return []
         info = features.info
-        stats = [
-            {"tokens": int(n), "windows": int(w), "truncated_tokens": int(d)}
-            for n, w, d in zip(info["num_context_tokens"], info["num_windows"], info["num_truncated_question_tokens"])
-        ]
-        return stats[0] if single else stats
+        return reading_report(
+            info["num_context_tokens"], info["num_windows"], info["num_truncated_question_tokens"], single
+        )
 
     def _features(self, questions, contexts):
         """`(examples, TaskFeatures, single)` after the input checks; no examples for no questions."""

@@ -5,8 +5,12 @@ A pipeline takes raw text and returns answers; one subclass per task model
 in gives a single result out; a list gives a list.
 """
 
+import functools
+
 import keras
 import numpy as np
+
+from keras_bert.preprocessing.input_packer import BertInputPacker
 
 # Dynamic padding rounds each batch's length up to a multiple of this: every new length is a new
 # trace of a compiled Keras predict step (TensorFlow, JAX, torch with `jit_compile`). See
@@ -38,11 +42,18 @@ def check_texts(texts, what="text"):
             raise ValueError(f"{what} {i} is empty.")
 
 
-def softmax(logits, axis=-1):
-    """Probabilities from logits, in float64 (numpy; stable for large logits)."""
-    logits = np.asarray(logits, "float64")
-    exp = np.exp(logits - logits.max(axis=axis, keepdims=True))
-    return exp / exp.sum(axis=axis, keepdims=True)
+def reading_report(tokens, windows, truncated_tokens, single):
+    """What `input_stats` returns: `{"tokens", "windows", "truncated_tokens"}` per text (a dict for a single text).
+
+    Args:
+        tokens, windows, truncated_tokens: one number per text each.
+        single: the input was one string.
+    """
+    stats = [
+        {"tokens": int(n), "windows": int(w), "truncated_tokens": int(d)}
+        for n, w, d in zip(tokens, windows, truncated_tokens)
+    ]
+    return stats[0] if single else stats
 
 
 def _sequence_length(model, sequence_length):
@@ -79,6 +90,11 @@ class TaskPipeline:
         self.tokenizer = tokenizer
         self.sequence_length = _sequence_length(model, sequence_length)
         self.batch_size = batch_size
+
+    @functools.cached_property
+    def packer(self):
+        """The tokenizer's `BertInputPacker` at `sequence_length`, with its pair layout (RoBERTa's `</s></s>`)."""
+        return BertInputPacker.from_tokenizer(self.tokenizer, self.sequence_length)
 
     def _predict(self, x):
         return self.model.predict(x, batch_size=self.batch_size, verbose=0)

@@ -5,14 +5,10 @@
     # [{"label": "positive", "score": 0.97, "probabilities": {"negative": 0.03, "positive": 0.97}}, ...]
 """
 
-import numpy as np
-
-from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, softmax, text_batch
-from keras_bert.preprocessing.tasks.classification_data import (
-    ClassificationExample,
-    average_windows,
-    classification_features,
-)
+from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, reading_report, text_batch
+from keras_bert.postprocessing import text_windows
+from keras_bert.postprocessing.label_scores import label_scores
+from keras_bert.preprocessing.tasks.classification_data import ClassificationExample, classification_features
 
 
 class TextClassifierPipeline(TaskPipeline):
@@ -53,7 +49,8 @@ class TextClassifierPipeline(TaskPipeline):
         features, count, single = self._features(texts, pairs)
         if features is None:
             return []
-        logits = average_windows(self._predict_trimmed(features.x), features.info["document_index"], count)
+        window_logits = self._predict_trimmed(features.x)
+        logits = text_windows.mean_over_windows(window_logits, features.info["document_index"], count)
         results = self._results(logits)
         return results[0] if single else results
 
@@ -71,11 +68,7 @@ class TextClassifierPipeline(TaskPipeline):
         if features is None:
             return []
         info = features.info
-        stats = [
-            {"tokens": int(n), "windows": int(w), "truncated_tokens": int(d)}
-            for n, w, d in zip(info["num_tokens"], info["num_windows"], info["num_truncated_tokens"])
-        ]
-        return stats[0] if single else stats
+        return reading_report(info["num_tokens"], info["num_windows"], info["num_truncated_tokens"], single)
 
     def _features(self, texts, pairs):
         """`(TaskFeatures or None for no texts, number of texts, single)` after the input checks."""
@@ -95,12 +88,12 @@ class TextClassifierPipeline(TaskPipeline):
         return features, len(texts), single
 
     def _results(self, logits):
+        """Python results of the texts' mean logits (float64 `(num_texts, num_classes)`)."""
         if self.model.num_classes == 1:
-            return [{"value": float(v[0])} for v in logits]
+            return [{"value": float(v[0])} for v in logits.numpy()]
         names = self.model.label_names or list(range(self.model.num_classes))
-        results = []
-        for p in softmax(logits):
-            best = int(np.argmax(p))
-            probabilities = {n: float(q) for n, q in zip(names, p)}
-            results.append({"label": names[best], "score": float(p[best]), "probabilities": probabilities})
-        return results
+        probabilities, best, score = (t.numpy() for t in label_scores(logits))
+        return [
+            {"label": names[b], "score": float(s), "probabilities": {n: float(q) for n, q in zip(names, p)}}
+            for p, b, s in zip(probabilities, best, score)
+        ]

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from keras_bert.converters.sentence_transformers_folder import read_sentence_embedding_config
 from keras_bert.models.bert_text_embedder import BertTextEmbedder
-from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, text_batch
+from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, reading_report, text_batch
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 
 _INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -98,8 +98,7 @@ class TextEmbedderPipeline(TaskPipeline):
         texts = [text.lower() for text in texts] if self.lowercase else texts
         lengths = [len(ids) for ids in self.tokenizer.tokenize(tf.constant(texts)).to_list()] if texts else []
         budget = self.sequence_length - 2  # [CLS] and [SEP]
-        stats = [{"tokens": n, "windows": 1, "truncated_tokens": max(n - budget, 0)} for n in lengths]
-        return stats[0] if single else stats
+        return reading_report(lengths, [1] * len(lengths), [max(n - budget, 0) for n in lengths], single)
 
     def inputs(self, texts):
         """Packed int32 inputs `(num_texts, sequence_length)` of a list of texts (truncated, right-padded)."""

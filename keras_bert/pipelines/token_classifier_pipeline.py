@@ -5,12 +5,10 @@
     #  {"type": "LOC", "text": "London", "start": 25, "end": 31, "score": 0.99}]
 """
 
-import numpy as np
 import tensorflow as tf
 
-from keras_bert.metrics.entities import are_entity_tags, get_entities
-from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, softmax, text_batch
-from keras_bert.preprocessing.tasks.task_features import pack_ids, window_spans
+from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, reading_report, text_batch
+from keras_bert.postprocessing import entity_spans, text_windows
 
 
 class TokenClassifierPipeline(TaskPipeline):
@@ -50,28 +48,47 @@ class TokenClassifierPipeline(TaskPipeline):
         if not model.label_names:
             raise ValueError("The token classifier has no `label_names`; a pipeline needs its BIO tag names.")
         self.window_stride = (self.sequence_length - 2) // 2 if window_stride is None else window_stride
-        self._entity_tags = are_entity_tags(model.label_names)
 
     def __call__(self, texts, return_words=False):
         texts, single = text_batch(texts)
         check_texts(texts)
         if not texts:
             return []
-        ids, starts, ends = self.tokenizer.tokenize_with_offsets(tf.constant(texts), unit="char")
-        word_pieces = self.tokenizer.tokenize_words(tf.constant(texts))
-        ids, starts, ends = ids.to_list(), starts.to_list(), ends.to_list()
-        word_lengths = word_pieces.row_lengths(axis=2).to_list()
-        for t, lengths in enumerate(word_lengths):
-            if sum(lengths) != len(ids[t]):  # both come from one tokenization; a mismatch is a tokenizer bug
-                raise ValueError(f"text {t}: {len(ids[t])} tokens but its words hold {sum(lengths)} wordpieces")
-        token_logits = self._token_logits(ids)
-        results = []
-        for t, text in enumerate(texts):
-            words = self._words(text, token_logits[t], word_lengths[t], starts[t], ends[t])
-            # Labels that are not entity tags (part-of-speech "NOUN", "VERB") have no entities to decode.
-            entities = _entities(text, words) if self._entity_tags else []
-            results.append({"entities": entities, "words": words} if return_words else entities)
+        strings = tf.constant(texts)
+        ids, starts, ends = self.tokenizer.tokenize_with_offsets(strings, unit="char")
+        words = self.tokenizer.tokenize_words(strings)
+        pieces = tf.reduce_sum(words.row_lengths(axis=2), axis=1).numpy()
+        for t, (n, m) in enumerate(zip(ids.row_lengths().numpy(), pieces)):
+            if n != m:  # both come from one tokenization; a mismatch is a tokenizer bug
+                raise ValueError(f"text {t}: {n} tokens but its words hold {m} wordpieces")
+        _, tagged, entities = entity_spans.read_entities(
+            self._token_logits(ids), words, ids.row_starts(), self.model.label_names
+        )
+        word_rows = self._words(texts, _numpy(tagged), starts.to_list(), ends.to_list())
+        entity_rows = _entities(texts, _numpy(entities), [w for row in word_rows for w in row])
+        results = [{"entities": e, "words": w} if return_words else e for e, w in zip(entity_rows, word_rows)]
         return results[0] if single else results
+
+    def _token_logits(self, ids):
+        """`(num_tokens, num_tags)`: each token's logits averaged over the windows that hold it."""
+        windows = text_windows.windows_of(ids, self.sequence_length, self.window_stride)
+        x = {k: v.numpy() for k, v in self.packer(windows["first"]).items()}
+        return text_windows.token_mean_over_windows(
+            self._predict_trimmed(x, per_token=True), windows["owner"], windows["start"], windows["length"],
+            ids.row_starts(), tf.size(ids.flat_values),
+        )
+
+    def _words(self, texts, tagged, starts, ends):
+        """Per text, its tagged words `[{"text", "start", "end", "tag", "score"}]`."""
+        names = self.model.label_names
+        rows = [[] for _ in texts]
+        columns = (tagged[k] for k in ("row", "first_token", "last_token", "tag", "score"))
+        for row, first, last, tag, score in zip(*columns):
+            start, end = starts[row][first], ends[row][last]
+            rows[row].append(
+                {"text": texts[row][start:end], "start": start, "end": end, "tag": names[tag], "score": float(score)}
+            )
+        return rows
 
     def input_stats(self, texts):
         """How each text is read, without running the model.
@@ -85,58 +102,24 @@ class TokenClassifierPipeline(TaskPipeline):
         check_texts(texts)
         if not texts:
             return []
-        ids = self.tokenizer.tokenize(tf.constant(texts)).to_list()
-        stats = [
-            {"tokens": len(tokens), "windows": len(self._spans(len(tokens))), "truncated_tokens": 0} for tokens in ids
-        ]
-        return stats[0] if single else stats
-
-    def _spans(self, num_tokens):
-        window = self.sequence_length - 2
-        return window_spans(num_tokens, window, min(self.window_stride or window, window))
-
-    def _token_logits(self, ids):
-        """Per text, `(num_tokens, num_tags)` logits averaged over the windows that hold each token."""
-        rows, owners = [], []
-        for t, tokens in enumerate(ids):
-            for s, e in self._spans(len(tokens)):
-                rows.append(pack_ids(tokens[s:e], None, self.sequence_length, self.tokenizer.cls_token_id,
-                                     self.tokenizer.sep_token_id, self.tokenizer.pad_token_id))
-                owners.append((t, s, e))
-        inputs = ("token_ids", "segment_ids", "padding_mask")
-        x = {name: np.stack([r[i] for r in rows]) for i, name in enumerate(inputs)}
-        logits = self._predict_trimmed(x, per_token=True)
-        num_tags = len(self.model.label_names)
-        sums = [np.zeros((len(tokens), num_tags)) for tokens in ids]
-        counts = [np.zeros((len(tokens), 1)) for tokens in ids]
-        for row, (t, s, e) in zip(logits, owners):
-            sums[t][s:e] += row[1 : 1 + e - s]  # +1: after [CLS]
-            counts[t][s:e] += 1
-        return [total / np.maximum(count, 1) for total, count in zip(sums, counts)]
-
-    def _words(self, text, logits, word_lengths, starts, ends):
-        """The words of one text, each tagged by its first wordpiece: `[{"text", "start", "end", "tag", "score"}]`."""
-        names = self.model.label_names
-        probabilities = softmax(logits) if len(logits) else np.zeros((0, len(names)))
-        words, token = [], 0
-        for length in word_lengths:
-            if length == 0:
-                continue
-            p = probabilities[token]
-            start, end = starts[token], ends[token + length - 1]
-            words.append(
-                {"text": text[start:end], "start": start, "end": end, "tag": names[int(np.argmax(p))],
-                 "score": float(np.max(p))}
-            )
-            token += length
-        return words
+        lengths = self.tokenizer.tokenize(tf.constant(texts)).row_lengths()
+        owner, _, _ = text_windows.single_text_table(lengths, self.sequence_length, self.window_stride)
+        counts = text_windows.windows_per_row(owner, len(texts)).numpy()
+        return reading_report(lengths.numpy(), counts, [0] * len(texts), single)
 
 
-def _entities(text, words):
-    """Entities decoded from tagged words as seqeval does: `[{"type", "text", "start", "end", "score"}]`."""
-    entities = []
-    for entity_type, first, last in get_entities([w["tag"] for w in words]):
+def _entities(texts, entities, words):
+    """Per text, its entities `[{"type", "text", "start", "end", "score"}]`; `words` are all texts' words in order."""
+    rows = [[] for _ in texts]
+    columns = (entities[k] for k in ("row", "first_word", "last_word", "type", "score"))
+    for row, first, last, kind, score in zip(*columns):
         start, end = words[first]["start"], words[last]["end"]
-        score = float(np.mean([w["score"] for w in words[first : last + 1]]))
-        entities.append({"type": entity_type, "text": text[start:end], "start": start, "end": end, "score": score})
-    return entities
+        rows[row].append(
+            {"type": kind.decode("utf-8"), "text": texts[row][start:end], "start": start, "end": end,
+             "score": float(score)}
+        )
+    return rows
+
+
+def _numpy(tensors):
+    return {k: v.numpy() for k, v in tensors.items()}

@@ -160,25 +160,29 @@ def tagger_word_tags(model, tokenizer, text, sequence_length, stride):
     return tags, scores, len(spans), probabilities
 
 
-def is_max_context(spans, window, position):
-    """run_squad's `_check_is_max_context`: the window where `position` has the most context wins."""
+def is_max_context(spans, window, position, later_wins_ties=False):
+    """run_squad's `_check_is_max_context`: the window where `position` has the most context wins.
+
+    On a tie the earlier window wins, as in run_squad; `later_wins_ties` reverses that (what a wrong
+    decoder would do), so a test can show that its inputs hold ties that decide answers.
+    """
     best_score, best_window = None, None
     for index, (start, end) in enumerate(spans):
         if not start <= position < end:
             continue
         score = min(position - start, end - 1 - position) + 0.01 * (end - start)
-        if best_score is None or score > best_score:
+        if best_score is None or score > best_score or (later_wins_ties and score == best_score):
             best_score, best_window = score, index
     return best_window == window
 
 
 def qa_answer(model, tokenizer, question, context, sequence_length, doc_stride, max_query_length,
-              max_answer_length=30, n_best_size=20, windows=None):
+              max_answer_length=30, n_best_size=20, windows=None, later_wins_ties=False):
     """The answer span (character offsets) decoded from hand-built windows, run_squad style.
 
-    Returns `(start, end, probability, num_windows, answer_window)`; `windows`
-    (a list of window indices) keeps only those windows, to show what a
-    reader of fewer windows would answer.
+    Returns `(start, end, probability, num_windows, answer_window)` (`(-1, -1, 0.0, num_windows, None)`
+    when no span qualifies); `windows` (a list of window indices) keeps only those windows, to show
+    what a reader of fewer windows would answer; `later_wins_ties` see `is_max_context`.
     """
     q = ids_of(tokenizer, question)[:max_query_length]
     ids, starts, ends = (keras.ops.convert_to_numpy(t).tolist()
@@ -197,7 +201,7 @@ def qa_answer(model, tokenizer, question, context, sequence_length, doc_stride, 
         top_ends = np.argsort(end_logits)[::-1][:n_best_size]
         for i in top_starts:
             token_i = s + i - first
-            if not (first <= i < first + e - s) or not is_max_context(spans, w, token_i):
+            if not (first <= i < first + e - s) or not is_max_context(spans, w, token_i, later_wins_ties):
                 continue
             for j in top_ends:
                 token_j = s + j - first
@@ -206,5 +210,7 @@ def qa_answer(model, tokenizer, question, context, sequence_length, doc_stride, 
                 candidates.append((float(start_logits[i] + end_logits[j]), starts[token_i], ends[token_j], w))
     candidates.sort(key=lambda c: -c[0])
     ranked = candidates[:n_best_size]
+    if not ranked:
+        return -1, -1, 0.0, len(spans), None
     probability = softmax([c[0] for c in ranked])[0]
     return ranked[0][1], ranked[0][2], probability, len(spans), ranked[0][3]

@@ -122,7 +122,7 @@ def write_saved_model(model, tokenizer, directory, overwrite, options, verbose):
 
     # defers TensorFlow (the serving module and task_outputs are TF code), as above
     from keras_bert.export.saved_model.serving_module import BertServingModule
-    from keras_bert.export.task_outputs import task_kind
+    from keras_bert.export.task_outputs import task_kind  # TF graph code too, as above
 
     task = task_kind(model)
     options = ServingOptions(**options)

@@ -16,7 +16,7 @@ Signatures:
   what an out-of-range id does on GPU).
 - `serve_text`: string tensors → tokenization, windows of `sequence_length`
   over texts longer than one sequence (the same windows, stride and
-  aggregation as the Python pipelines; see `text_windows.py`), a forward pass
+  aggregation as the Python pipelines: both run `keras_bert.postprocessing`), a forward pass
   on the packed windows cut to the longest, and the task's outputs (see
   `task_outputs.py`).
 """
@@ -82,7 +82,7 @@ class BertServingModule(tf.Module):
         self._max_query_length = options.max_query_length
         self._doc_stride = options.doc_stride
         # A context token lies in at most ceil(window / stride) windows; the
-        # window is at most sequence_length - 3 tokens (see text_windows.max_context).
+        # window is at most sequence_length - 3 tokens (see keras_bert.postprocessing.text_windows).
         self._max_context_offset = max(0, math.ceil((options.sequence_length - 3) / max(options.doc_stride, 1)) - 1)
         self._max_answer_length = options.max_answer_length
         self._n_best_size = options.n_best_size

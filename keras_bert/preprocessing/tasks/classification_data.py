@@ -23,15 +23,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.postprocessing import text_windows
+from keras_bert.preprocessing.input_packer import BertInputPacker
 from keras_bert.preprocessing.tasks.packing_preprocessor import PackingPreprocessor
-from keras_bert.preprocessing.tasks.task_features import (
-    TaskFeatures,
-    get_column,
-    pack_ids,
-    pair_window_spans,
-    read_table,
-    window_spans,
-)
+from keras_bert.preprocessing.tasks.task_features import TaskFeatures, get_column, read_table
 
 
 @dataclasses.dataclass
@@ -219,13 +214,6 @@ def _token_ids(tokenizer, texts):
     return ids
 
 
-def _stack_rows(rows, sequence_length):
-    return {
-        name: np.stack([row[i] for row in rows]) if rows else np.zeros((0, sequence_length), "int32")
-        for i, name in enumerate(("token_ids", "segment_ids", "padding_mask"))
-    }
-
-
 def classification_windows(tokenizer, texts, sequence_length, stride, pairs=None):
     """Texts (or text pairs) → packed windows of `sequence_length` tokens: `(x, document_index)`.
 
@@ -235,8 +223,11 @@ def classification_windows(tokenizer, texts, sequence_length, stride, pairs=None
     return x, document_index
 
 
-def windows_and_losses(tokenizer, texts, sequence_length, stride, pairs=None):
+def windows_and_losses(tokenizer, texts, sequence_length, stride, pairs=None, batch_size=2048):
     """Texts (or text pairs) → packed windows of `sequence_length` tokens, and the tokens none holds.
+
+    The windows are `keras_bert.postprocessing.text_windows.windows_of`'s,
+    the ones the pipelines and the exported SavedModel read.
 
     Args:
         tokenizer: a `BertTokenizer`.
@@ -246,6 +237,7 @@ def windows_and_losses(tokenizer, texts, sequence_length, stride, pairs=None):
         stride: tokens between window starts (cut to the window size).
         pairs: optional second texts; a pair is windowed over its longer
             segment (`pair_window_spans`).
+        batch_size: texts windowed per call (memory only).
 
     Returns:
         `(x, document_index, num_truncated_tokens)`: a dict of int32 arrays of
@@ -253,34 +245,33 @@ def windows_and_losses(tokenizer, texts, sequence_length, stride, pairs=None):
         to, and per text the tokens no window holds (only a pair's shorter
         segment past half the sequence loses tokens).
     """
-    special = (sequence_length, tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
-    first = _token_ids(tokenizer, texts)
-    second = _token_ids(tokenizer, pairs) if pairs is not None else [None] * len(texts)
-    rows, document_index, dropped = [], [], []
-    for index, (a, b) in enumerate(zip(first, second)):
-        if b is None:
-            spans = [((s, e), None) for s, e in window_spans(len(a), sequence_length - 2, min(stride, sequence_length - 2))]
-        else:
-            spans = pair_window_spans(len(a), len(b), sequence_length, stride)
-        for (a_start, a_end), b_span in spans:
-            b_part = None if b is None else b[b_span[0] : b_span[1]]
-            rows.append(pack_ids(a[a_start:a_end], b_part, *special))
-            document_index.append(index)
-        kept_a = max(e for (_, e), _ in spans) - min(s for (s, _), _ in spans)
-        kept_b = 0 if b is None else max(e for _, (_, e) in spans) - min(s for _, (s, _) in spans)
-        dropped.append(len(a) + (0 if b is None else len(b)) - kept_a - kept_b)
-    return _stack_rows(rows, sequence_length), np.asarray(document_index, "int32"), np.asarray(dropped, "int32")
+    packer = BertInputPacker.from_tokenizer(tokenizer, sequence_length)
+    parts, document_index, dropped = [], [], []
+    for start in range(0, len(texts), batch_size):
+        ids = tokenizer.tokenize(tf.constant(texts[start : start + batch_size]))
+        pair_ids = None if pairs is None else tokenizer.tokenize(tf.constant(pairs[start : start + batch_size]))
+        windows = text_windows.windows_of(ids, sequence_length, stride, pair_ids, packer.separators_between)
+        packed = packer(windows["first"]) if pairs is None else packer(windows["first"], windows["second"])
+        parts.append({k: v.numpy() for k, v in packed.items()})
+        document_index.append(windows["owner"].numpy() + start)
+        dropped.append(windows["dropped"].numpy())
+    if not parts:
+        empty = np.zeros((0, sequence_length), "int32")
+        return {k: empty for k in ("token_ids", "segment_ids", "padding_mask")}, np.zeros(0, "int32"), empty[:, 0]
+    x = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return x, np.concatenate(document_index).astype("int32"), np.concatenate(dropped).astype("int32")
 
 
 def average_windows(logits, document_index, num_documents):
-    """Mean of the window logits of each document: `(num_windows, ...)` → `(num_documents, ...)`."""
-    logits = np.asarray(logits, "float64")
-    sums = np.zeros((num_documents,) + logits.shape[1:], "float64")
-    np.add.at(sums, document_index, logits)
-    counts = np.bincount(document_index, minlength=num_documents).reshape((-1,) + (1,) * (logits.ndim - 1))
-    if np.any(counts == 0):
+    """Mean of the window logits of each document: `(num_windows, ...)` → float32 `(num_documents, ...)`.
+
+    The windows' aggregation of the pipelines and the exported SavedModel
+    (`keras_bert.postprocessing.text_windows.mean_over_windows`).
+    """
+    document_index = np.asarray(document_index, "int32")
+    if np.any(np.bincount(document_index, minlength=num_documents) == 0):
         raise ValueError("Some documents have no window.")
-    return (sums / counts).astype("float32")
+    return text_windows.mean_over_windows(np.asarray(logits), document_index, num_documents).numpy().astype("float32")
 
 
 def classification_features(

@@ -12,8 +12,10 @@ whole answer is labelled with its token positions; every other window, and
 every window of an unanswerable (SQuAD 2.0) question, with position 0, the
 [CLS] token, which stands for "no answer here". When answers are decoded, a
 context token that lies in several windows may start an answer only in the
-window where it has the most context (BERT's max-context rule,
-`max_context_mask`).
+window where it has the most context (BERT's max-context rule). The windows,
+the max-context rule and the n-best decoding are
+`keras_bert.postprocessing`'s, the ones the pipelines and the exported
+SavedModel run.
 
 Answer positions come from the tokenizer's character offsets into the
 original context, and predictions go back through the same offsets, so a
@@ -29,7 +31,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert._utf8 import read_utf8
-from keras_bert.preprocessing.tasks.task_features import TaskFeatures, max_context_mask, window_spans
+from keras_bert.postprocessing import answer_spans, text_windows
+from keras_bert.preprocessing.tasks.task_features import TaskFeatures
 
 ON_MISMATCH = ("raise", "skip")
 
@@ -182,6 +185,24 @@ def fit_qa_lengths(sequence_length, doc_stride=128, max_query_length=64):
     return max_query_length, doc_stride
 
 
+def _context_windows(context_lengths, context_rooms, doc_stride, batch_size):
+    """Per example, `[(start, end, is_max)]` of its context windows: `text_windows`' windows and max-context
+    mask (bool `(end - start,)`), computed `batch_size` examples at a time."""
+    windows = []
+    for first in range(0, len(context_lengths), batch_size):
+        lengths = np.asarray(context_lengths[first : first + batch_size], "int32")
+        rooms = np.asarray(context_rooms[first : first + batch_size], "int32")
+        strides = np.minimum(doc_stride, rooms)
+        owner, start, length = text_windows.window_table(lengths, rooms, strides)
+        most = max(text_windows.max_windows_per_token(r, s) for r, s in zip(rooms.tolist(), strides.tolist()))
+        is_max = text_windows.max_context(owner, start, length, int(rooms.max()), most - 1).numpy()
+        rows = [[] for _ in lengths]
+        for w, (row, s, n) in enumerate(zip(owner.numpy(), start.numpy().tolist(), length.numpy().tolist())):
+            rows[row].append((s, s + n, is_max[w, :n]))
+        windows += rows
+    return windows
+
+
 def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max_query_length=64, batch_size=2048):
     """Windowed model inputs of SQuAD examples, with labels and offsets to decode predictions.
 
@@ -200,7 +221,7 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
         example), `offsets` (int32 `(num_features, sequence_length, 2)`, the
         character span in the context of every context token, -1 elsewhere),
         `max_context` (bool `(num_features, sequence_length)`: the context
-        tokens that are in their max-context window, see `max_context_mask`),
+        tokens that are in their max-context window, see `text_windows.max_context`),
         `num_windows`, `num_truncated_question_tokens`, `num_context_tokens` (per example),
         `num_examples`, `answers_not_on_token_boundaries`.
 
@@ -233,6 +254,12 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
     token_ids, segment_ids, padding_mask, offsets, max_context = [], [], [], [], []
     start_positions, end_positions, example_index, question_cut = [], [], [], []
     off_boundary = 0
+    windows = _context_windows(
+        [len(context_tokens[e.context][0]) for e in examples],
+        [sequence_length - 3 - min(len(q), max_query_length) for q in questions],
+        doc_stride,
+        batch_size,
+    )
     for index, (example, question) in enumerate(zip(examples, questions)):
         question_cut.append(max(0, len(question) - max_query_length))
         question = question[:max_query_length]
@@ -245,10 +272,8 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
                 raise ValueError(f"{example.source}: the answer {text!r} covers no token of the context")
             if starts[span[0]] != char_start or ends[span[1]] != char_start + len(text):
                 off_boundary += 1
-        context_room = sequence_length - len(question) - 3
         first_context = len(question) + 2  # [CLS] question [SEP]
-        spans = window_spans(len(ids), context_room, min(doc_stride, context_room))
-        for (window_start, window_end), is_max in zip(spans, max_context_mask(spans)):
+        for window_start, window_end, is_max in windows[index]:
             row = [cls_id, *question, sep_id, *ids[window_start:window_end], sep_id]
             n = len(row)
             token_ids.append(row + [pad_id] * (sequence_length - n))
@@ -285,12 +310,6 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
     return TaskFeatures(x, y, info=info)
 
 
-def _softmax(values):
-    values = np.asarray(values, "float64")
-    exp = np.exp(values - values.max())
-    return exp / exp.sum()
-
-
 def decode_answers(
     logits,
     features,
@@ -302,17 +321,19 @@ def decode_answers(
 ):
     """Start/end logits of all windows → the best answer span of every example.
 
-    For each example, the `n_best_size` highest start and end logits of each
-    window are paired; a pair counts if both tokens are context tokens, the
-    start token is in its max-context window (`features.info["max_context"]`:
+    The decoding of `keras_bert.postprocessing.answer_spans` (the one
+    `QuestionAnswererPipeline` and the exported SavedModel use): for each
+    example, the `n_best_size` highest start and end logits of each window
+    are paired; a pair counts if both tokens are context tokens, the start
+    token is in its max-context window (`features.info["max_context"]`:
     BERT's rule for tokens in several overlapping windows; the end token is
     not checked, as in Google's run_squad.py and Hugging Face's
     `compute_predictions_logits`), the end is not before the start, and the
-    span has at most `max_answer_length` tokens. Its score is `start_logit + end_logit`. The
-    "no answer" score is the lowest `start_logits[0] + end_logits[0]` over the
-    example's windows (Hugging Face's rule); with `allow_no_answer`, the
-    answer is "" when it beats the best span by more than
-    `null_score_diff_threshold`.
+    span has at most `max_answer_length` tokens. Its score is `start_logit +
+    end_logit`. The "no answer" score is the lowest `start_logits[0] +
+    end_logits[0]` over the example's windows (Hugging Face's rule); with
+    `allow_no_answer`, the answer is "" when it beats the best span by more
+    than `null_score_diff_threshold`.
 
     Args:
         logits: dict with `start` and `end` float arrays `(num_features, sequence_length)`
@@ -336,46 +357,33 @@ def decode_answers(
         raise ValueError(f"{start_logits.shape[0]} rows of logits for {len(features)} features.")
     if allow_no_answer is None:
         allow_no_answer = any(e.is_impossible for e in examples)
-    offsets, example_index = features.info["offsets"], features.info["example_index"]
+    offsets = features.info["offsets"]
+    is_context = offsets[..., 0] >= 0
     # Features built before the max-context rule have no mask: every context token counts.
     max_context = features.info.get("max_context")
-    if max_context is None:
-        max_context = offsets[..., 0] >= 0
-    by_example = [[] for _ in examples]
-    for feature, index in enumerate(example_index):
-        by_example[index].append(feature)
+    can_start = is_context if max_context is None else is_context & max_context
+    spans = answer_spans.nbest_spans(
+        start_logits, end_logits.astype(start_logits.dtype), features.info["example_index"], len(examples),
+        can_start, is_context, offsets[..., 0], offsets[..., 1], n_best_size, max_answer_length,
+    )
+    answered, score, probabilities = answer_spans.choose_answers(
+        spans["logit"], spans["null_score"], allow_no_answer, null_score_diff_threshold
+    )
+    nbest_logits, null_scores = spans["logit"].numpy(), spans["null_score"].numpy()
+    char_starts, char_ends = spans["char_start"].numpy(), spans["char_end"].numpy()
+    answered, score, probabilities = answered.numpy(), score.numpy(), probabilities.numpy()
     results = {}
     for index, example in enumerate(examples):
-        candidates, null_score = {}, None
-        for feature in by_example[index]:
-            start, end, spans = start_logits[feature], end_logits[feature], offsets[feature]
-            is_max = max_context[feature]
-            score = float(start[0] + end[0])
-            null_score = score if null_score is None else min(null_score, score)
-            top_starts = np.argsort(start)[::-1][:n_best_size]
-            top_ends = np.argsort(end)[::-1][:n_best_size]
-            for s in top_starts:
-                if spans[s, 0] < 0 or not is_max[s]:
-                    continue
-                for e in top_ends:
-                    if spans[e, 0] < 0 or e < s or e - s + 1 > max_answer_length:
-                        continue
-                    char_span = (int(spans[s, 0]), int(spans[e, 1]))
-                    logit = float(start[s] + end[e])
-                    if logit > candidates.get(char_span, -np.inf):
-                        candidates[char_span] = logit
-        ranked = sorted(candidates.items(), key=lambda item: -item[1])[:n_best_size]
-        scores = [logit for _, logit in ranked] + ([null_score] if allow_no_answer else [])
-        probabilities = _softmax(scores) if scores else np.zeros(0)
         nbest = [
-            {"text": example.context[s:e], "start": s, "end": e, "logit": logit, "probability": float(p)}
-            for ((s, e), logit), p in zip(ranked, probabilities)
+            {"text": example.context[s:e], "start": s, "end": e, "logit": float(logit), "probability": float(p)}
+            for s, e, logit, p in zip(
+                char_starts[index].tolist(), char_ends[index].tolist(), nbest_logits[index], probabilities[index]
+            )
+            if np.isfinite(logit)
         ]
-        no_answer = allow_no_answer and (not ranked or null_score - ranked[0][1] > null_score_diff_threshold)
-        if no_answer or not ranked:
-            best = {"text": "", "start": -1, "end": -1, "score": float(probabilities[-1]) if allow_no_answer else 0.0}
-        else:
+        best = {"text": "", "start": -1, "end": -1}
+        if answered[index]:
             best = {k: nbest[0][k] for k in ("text", "start", "end")}
-            best["score"] = nbest[0]["probability"]
-        results[example.id] = {**best, "null_score": null_score, "nbest": nbest}
+        results[example.id] = {**best, "score": float(score[index]), "null_score": float(null_scores[index]),
+                               "nbest": nbest}
     return results

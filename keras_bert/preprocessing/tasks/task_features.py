@@ -8,8 +8,9 @@
 - `window_spans`: the windows over a token sequence longer than the model's
   length (SQuAD's "doc stride", used for long classification inputs too);
   `pair_window_spans` the same for text pairs; `max_context_mask` BERT's rule
-  for which window a token is scored in. The exported SavedModel builds the
-  same windows in its graph (`keras_bert/export/text_windows.py`).
+  for which window a token is scored in: one sequence's view of
+  `keras_bert.postprocessing.text_windows`, which the pipelines and the
+  exported SavedModel run on whole batches.
 """
 
 import csv
@@ -21,6 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert._utf8 import read_utf8
+from keras_bert.postprocessing import text_windows
 
 FORMATS = ("tsv", "csv", "jsonl")
 _EXTENSIONS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl"}
@@ -134,6 +136,7 @@ def window_spans(num_tokens, window_size, stride):
 
     Windows start every `stride` tokens (BERT's `doc_stride`) until one
     reaches the end; a sequence that fits has the single window `(0, num_tokens)`.
+    The windows of `keras_bert.postprocessing.text_windows.window_table`, for one sequence.
 
     Args:
         num_tokens: int, length of the sequence (0 gives one empty window).
@@ -149,27 +152,17 @@ def window_spans(num_tokens, window_size, stride):
         raise ValueError(
             f"`stride` must be in [1, window_size={window_size}] so windows leave no gaps. Received: stride={stride}"
         )
-    spans, start = [], 0
-    while True:
-        end = min(start + window_size, num_tokens)
-        spans.append((start, end))
-        if end >= num_tokens:
-            return spans
-        start += stride
+    _, start, length = text_windows.window_table([num_tokens], window_size, stride)
+    return [(s, s + n) for s, n in zip(start.numpy().tolist(), length.numpy().tolist())]
 
 
 def pair_window_spans(length_a, length_b, sequence_length, stride):
     """Windows over a text pair too long for one sequence: `[((a_start, a_end), (b_start, b_end)), ...]`.
 
     The longer segment is windowed and the shorter one is repeated whole in
-    every window (on a tie the second segment counts as the longer, as in
-    `longest_first` truncation). Windowing the longer one means the whole of
-    a long document is read whichever side of the pair it is on (a question
-    before a passage, or a premise before a short hypothesis), while the
-    segment order the model was trained with stays as it was. The shorter
-    segment keeps at most `(sequence_length - 3) // 2` tokens (its tail past
-    that is dropped), so a window always has room for at least half the
-    sequence of the longer one. A pair that fits is one window, untouched.
+    every window, keeping at most `(sequence_length - 3) // 2` tokens; see
+    `keras_bert.postprocessing.text_windows.pair_table`, whose windows these
+    are for one pair. A pair that fits is one window, untouched.
 
     Args:
         length_a, length_b: token counts of the two segments.
@@ -179,45 +172,36 @@ def pair_window_spans(length_a, length_b, sequence_length, stride):
     Returns:
         list of `((a_start, a_end), (b_start, b_end))`, ends exclusive.
     """
-    room = sequence_length - 3
-    if room < 2:
+    if sequence_length - 3 < 2:
         raise ValueError(f"`sequence_length` must be at least 5 for text pairs. Received: {sequence_length}")
-    a_is_long = length_a > length_b
-    short, long = (length_b, length_a) if a_is_long else (length_a, length_b)
-    kept = min(short, room // 2)
-    window = room - kept
-    spans = window_spans(long, window, max(1, min(stride, window)))
-    if a_is_long:
-        return [(span, (0, kept)) for span in spans]
-    return [((0, kept), span) for span in spans]
+    _, (start_a, count_a), (start_b, count_b), _ = text_windows.pair_table(
+        [length_a], [length_b], sequence_length, stride
+    )
+    columns = [t.numpy().tolist() for t in (start_a, count_a, start_b, count_b)]
+    return [((a, a + m), (b, b + n)) for a, m, b, n in zip(*columns)]
 
 
 def max_context_mask(spans):
     """Whether each token of each window is scored there, by BERT's "max context" rule.
 
     A token inside several overlapping windows counts only in the window
-    where it has the most context: the largest `min(left, right)` (tokens of
-    the window before and after it), plus `0.01 * window length` to break
-    ties, the first window winning an exact tie (`_check_is_max_context` in
-    Google's run_squad.py and Hugging Face's SQuAD processing). The score is
-    computed in integers (x100), so ties are exact.
+    where it has the most context (`keras_bert.postprocessing.text_windows.max_context`:
+    the largest `min(left, right)`, then the longer window, the first window
+    winning an exact tie), as `_check_is_max_context` in Google's run_squad.py.
 
     Args:
-        spans: `(start, end)` windows over one sequence, as `window_spans` gives them.
+        spans: `(start, end)` windows over one sequence, in order of their starts.
 
     Returns:
         list of bool numpy arrays, one of length `end - start` per window.
     """
-    num_tokens = max((end for _, end in spans), default=0)
-    best = np.full(num_tokens, -1, "int64")
-    owner = np.full(num_tokens, -1, "int64")
-    for w, (start, end) in enumerate(spans):
-        position = np.arange(start, end)
-        score = 100 * np.minimum(position - start, end - 1 - position) + (end - start)
-        better = score > best[start:end]  # strict: the earlier window keeps a tie
-        best[start:end][better] = score[better]
-        owner[start:end][better] = w
-    return [owner[start:end] == w for w, (start, end) in enumerate(spans)]
+    if not spans:
+        return []
+    start = tf.constant([s for s, _ in spans], tf.int32)
+    length = tf.constant([e - s for s, e in spans], tf.int32)
+    width = max(e - s for s, e in spans)
+    mask = text_windows.max_context(tf.zeros_like(start), start, length, width, len(spans) - 1).numpy()
+    return [mask[w, : e - s] for w, (s, e) in enumerate(spans)]
 
 
 def pack_ids(tokens_a, tokens_b, sequence_length, cls_id, sep_id, pad_id):
