@@ -72,7 +72,10 @@ _LAZY = {
 
 # Submodules reachable as attributes (`keras_bert.distribution.strategy_scope`)
 # without importing their dependencies up front.
-_SUBMODULES = ("cli", "converters", "distribution", "examples", "export", "jobs", "metrics", "pipelines", "preprocessing")
+_SUBMODULES = (
+    "cli", "converters", "distribution", "examples", "export", "jobs", "loading", "metrics", "pipelines", "postprocessing",
+    "preprocessing",
+)
 # Where modules of the layout before issue 16 went, so `keras_bert.finetuning.finetune` keeps working.
 _moved_modules.MOVED_MODULES.update({
     "keras_bert.finetuning": "keras_bert.jobs.finetune",

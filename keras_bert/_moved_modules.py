@@ -30,6 +30,8 @@ MOVED_MODULES = {
     "keras_bert.export.exported_model": "keras_bert.export.runtime.exported_model",
     "keras_bert.export.runtime_model": "keras_bert.export.runtime.runtime_model",
     "keras_bert.export.int8_check": "keras_bert.export.runtime.int8_check",
+    "keras_bert.jobs.initial_backbone": "keras_bert.loading.initial_backbone",
+    "keras_bert.cli.model_files": "keras_bert.loading.model_files",
     "keras_bert.export.text_windows": "keras_bert.postprocessing.text_windows",
     "keras_bert.export.embedder_outputs": "keras_bert.export.task_outputs",
 }

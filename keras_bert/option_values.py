@@ -3,8 +3,8 @@
 Building the command's parser (`keras-bert --help`, an argument error) must
 not load keras, TensorFlow or torch: with them it took 8-13 s, without 0.23 s. So the values the
 parser shows live here, and the modules that act on them (`distribution`,
-`jobs.convert`, `models.bert_classifier`, `export.int8_check`) import them
-from here.
+`jobs.convert`, `models.bert_classifier`, `export.int8_check`) and the jobs'
+option tables (`jobs.*_options`) import them from here.
 """
 
 # `--strategy`: how training is spread over devices (keras_bert.distribution.create_strategy).

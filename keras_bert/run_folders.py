@@ -44,6 +44,24 @@ class RunFolder:
         return None
 
 
+def read_json_record(path, what):
+    """The JSON value in the file `path`, or None when there is no such file.
+
+    Every record of a job's folder is read here: the job record, the
+    checkpoint's `checkpoint.json`, the best epoch's `best.json`.
+
+    Raises:
+        ValueError: the file is there but does not hold readable JSON; the message calls it `what`.
+    """
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a readable {what}: {error}") from None
+
+
 def read_job_record(folder):
     """`(kind, job dict)` from the record in `folder`, or `(None, None)` when it has none.
 
@@ -54,13 +72,9 @@ def read_job_record(folder):
     """
     for kind, name in RECORD_FILES.items():
         path = os.path.join(folder, name)
-        if not os.path.isfile(path):
+        record = read_json_record(path, "job record")
+        if record is None:
             continue
-        try:
-            with open(path, encoding="utf-8") as f:
-                record = json.load(f)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ValueError(f"{path}: not a readable job record ({error})") from None
         job = record.get("job") if isinstance(record, dict) else None
         if kind == "pretrain" and isinstance(record, dict) and "job" not in record:
             continue  # another tool's config.json (a Hugging Face checkpoint's), not a job record

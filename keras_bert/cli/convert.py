@@ -5,41 +5,22 @@
     keras-bert convert bert_base_en_uncased bert.keras           # a preset name (keras_bert.list_presets())
     keras-bert convert runs/sst sst_hf/ --to hf                  # fine-tuned classifier -> BertForSequenceClassification
 
-A refused conversion (a bad or missing source, an existing destination)
-prints one line to stderr and exits with status 1.
+Every option is a field of `keras_bert.jobs.convert_options.ConvertOptions`. A
+refused conversion (a bad or missing source, an existing destination) prints
+one line to stderr and exits with status 1.
 """
 
-import argparse
 import sys
 
-from keras_bert.option_values import CONVERT_MODEL_CHOICES as MODEL_CHOICES
-from keras_bert.option_values import CONVERT_TARGETS as TARGETS
+from keras_bert.cli.job_arguments import add_job_options, job_keywords
+from keras_bert.jobs.convert_options import ConvertOptions
 
 HELP = "convert checkpoints: Google TF1 / Hugging Face / .keras"
 
 
 def add_convert_arguments(parser):
     """Adds `convert`'s arguments to an argparse (sub)parser."""
-    parser.add_argument(
-        "source",
-        help="TF1 folder or checkpoint prefix, Hugging Face folder, hf://owner/name, preset name "
-        "(bert_base_en_uncased, google-bert/bert-base-uncased, ...), .keras file or finetune --out folder",
-    )
-    parser.add_argument("destination", help="a .keras path, or a folder for --to hf")
-    parser.add_argument("--to", choices=TARGETS, default=None, help="output format (default: by destination name)")
-    parser.add_argument(
-        "--model", choices=MODEL_CHOICES, default="auto", help="model class (default: by the heads the source holds)"
-    )
-    parser.add_argument("--vocabulary", default=None, help="vocab.txt to use instead of the source's")
-    parser.add_argument(
-        "--lowercase",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="whether the tokenizer lowercases (default: from the source)",
-    )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing destination")
-    parser.add_argument("--cache-dir", default=None, help="Hugging Face cache folder for presets and hf:// sources")
-    return parser
+    return add_job_options(parser, ConvertOptions)
 
 
 def run_convert(args):
@@ -53,16 +34,7 @@ def run_convert(args):
     from keras_bert.jobs.convert import convert
 
     try:
-        result = convert(
-            args.source,
-            args.destination,
-            to=args.to,
-            model=args.model,
-            vocabulary=args.vocabulary,
-            do_lower_case=args.lowercase,
-            overwrite=args.overwrite,
-            cache_dir=args.cache_dir,
-        )
+        result = convert(**job_keywords(args, ConvertOptions))
     except (ValueError, OSError) as error:
         if getattr(args, "debug", False):
             raise

@@ -20,7 +20,6 @@ import sys
 import numpy as np
 
 from keras_bert.cli.errors import UserError
-from keras_bert.cli.model_files import find_model, load_keras_model, load_tokenizer
 from keras_bert.cli.predict import _read_inputs, _shown
 
 HELP = "sentence embeddings of raw text (JSON lines, or .npy with --out)"
@@ -46,7 +45,7 @@ def add_embed_arguments(parser):
 def _saved_model_embedder(args):
     """`embed(texts) -> (n, dim)` of an exported embedder SavedModel."""
     # defers TensorFlow (loads the SavedModel): `keras-bert --help` must not import it
-    from keras_bert.export.exported_model import ExportedModel
+    from keras_bert.export.runtime.exported_model import ExportedModel
 
     if args.pooling or args.normalize or args.sequence_length:
         raise UserError("--pooling, --normalize and --sequence-length are fixed in an exported SavedModel")
@@ -64,20 +63,21 @@ def _saved_model_embedder(args):
 def _pipeline(args):
     """The `TextEmbedderPipeline` of a folder or a .keras file."""
     # defers TensorFlow (the pipeline tokenizes with tensorflow-text) and keras: `keras-bert --help` must not import them
-    from keras_bert.models import BertBackbone, BertTextEmbedder
+    from keras_bert.loading import find_model, load_keras_model, load_tokenizer  # (deferred, as above)
+    from keras_bert.models import BertBackbone, BertTextEmbedder  # (deferred, as above)
     from keras_bert.pipelines.text_embedder_pipeline import TextEmbedderPipeline  # (deferred: tensorflow-text)
 
     options = {"sequence_length": args.sequence_length, "batch_size": args.batch_size}
     overrides = {k: v for k, v in (("pooling", args.pooling), ("normalize", args.normalize)) if v is not None}
     if os.path.isdir(args.model):
         return TextEmbedderPipeline.from_pretrained(args.model, **options, **overrides)
-    model_file, run = find_model(args.model)
-    tokenizer = load_tokenizer(args.tokenizer, model_file, run)
-    model = load_keras_model(model_file)
+    files = find_model(args.model)
+    tokenizer = load_tokenizer(files, args.tokenizer, flag="--tokenizer")
+    model = load_keras_model(files)
     if isinstance(model, BertBackbone):
         model = BertTextEmbedder(model, **overrides)
     elif not isinstance(model, BertTextEmbedder):
-        raise UserError(f"{model_file}: a {type(model).__name__}, not a BertTextEmbedder or a BertBackbone")
+        raise UserError(f"{files.path}: a {type(model).__name__}, not a BertTextEmbedder or a BertBackbone")
     elif overrides:
         raise UserError("--pooling and --normalize apply to folders and backbones; a .keras embedder keeps its own")
     return TextEmbedderPipeline(model, tokenizer, **options)

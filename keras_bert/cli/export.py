@@ -10,7 +10,6 @@
 import sys
 
 from keras_bert.cli.errors import UserError
-from keras_bert.cli.model_files import find_model, load_keras_model, load_tokenizer
 from keras_bert.option_values import INT8_ACCURACY_TOLERANCE as DEFAULT_TOLERANCE
 from keras_bert.tasks import CLI_NAMES
 
@@ -66,13 +65,14 @@ def trained_on_pairs(job):
 def run_export(args):
     """Exports the model named on the command line; returns the exit status (0)."""
     # defers keras and TensorFlow (the exporters trace models): `keras-bert --help` and argument errors must not wait for it
-    from keras_bert.export.hub_export import export_hub_encoder
-    from keras_bert.export.saved_model_export import export_saved_model  # (deferred, as above)
+    from keras_bert.export.saved_model.hub_export import export_hub_encoder
+    from keras_bert.export.saved_model.saved_model_export import export_saved_model  # (deferred, as above)
+    from keras_bert.loading import find_model, load_keras_model, load_tokenizer  # (deferred, as above)
     from keras_bert.models import BertMaskedLM, BertPretrainer  # (deferred, as above)
 
-    model_file, run = find_model(args.model)
-    tokenizer = load_tokenizer(args.tokenizer, model_file, run)
-    model = load_keras_model(model_file)
+    files = find_model(args.model)
+    tokenizer = load_tokenizer(files, args.tokenizer, flag="--tokenizer")
+    model = load_keras_model(files)
     pretraining_model = isinstance(model, (BertPretrainer, BertMaskedLM))
     if args.backbone:
         if not pretraining_model:
@@ -81,10 +81,10 @@ def run_export(args):
     elif pretraining_model and args.format != "hub-encoder":  # hub-encoder takes the backbone of any model
         # The library's message names `model.backbone`, which a command-line user cannot type.
         raise UserError(
-            f"{model_file} is a pretraining model ({type(model).__name__}): add --backbone to export its "
+            f"{files.path} is a pretraining model ({type(model).__name__}): add --backbone to export its "
             f"encoder (embeddings), or fine-tune it first (keras-bert finetune --init {args.model} ...)"
         )
-    job = run.job if run is not None else {}
+    job = files.job
     if args.format in ("onnx", "litert"):
         return _export_runtime(args, model, tokenizer, job)
     if args.quantize or args.eval_file or args.opset:
@@ -114,7 +114,7 @@ def run_export(args):
 def _export_runtime(args, model, tokenizer, job):
     """`--format onnx | litert`, then the int8 accuracy check when `--eval-file` is given."""
     # defers keras and TensorFlow (the exporters trace models): `keras-bert --help` and argument errors must not wait for it
-    from keras_bert.export.runtime_export import export_litert, export_onnx
+    from keras_bert.export.onnx_litert.onnx_litert_export import export_litert, export_onnx
 
     if args.format == "litert" and (args.quantize or args.opset):
         raise UserError("--quantize and --opset apply to --format onnx")
@@ -137,7 +137,7 @@ def _export_runtime(args, model, tokenizer, job):
         raise UserError(str(error)) from None
     if args.eval_file:
         # defers TensorFlow (the check tokenizes with it), as the other commands do
-        from keras_bert.export.int8_check import check_int8_accuracy
+        from keras_bert.export.runtime.int8_check import check_int8_accuracy
 
         report = check_int8_accuracy(
             args.out, args.eval_file, text_column=args.text_column, label_column=args.label_column,

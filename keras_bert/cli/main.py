@@ -43,12 +43,17 @@ class _HelpWithDefaults(argparse.HelpFormatter):
         text = action.help or ""
         if _has_default_to_show(action) and "default" not in text:
             text += " (default: %(default)s)"
-        return text
+        return text.replace("%(default)s", str(_default(action)).replace("%", "%%"))
+
+
+def _default(action):
+    # A job's option is left out of the arguments when not given (its job's default applies): `job_arguments`.
+    return getattr(action, "job_default", action.default)
 
 
 def _has_default_to_show(action):
     # Flags (nargs=0: store_true, store_false) say what they do; their default is their absence.
-    return bool(action.option_strings) and action.nargs != 0 and action.default not in (None, argparse.SUPPRESS)
+    return bool(action.option_strings) and action.nargs != 0 and _default(action) not in (None, argparse.SUPPRESS)
 
 
 def _add_command(subparsers, name, help, add_arguments, run):
@@ -62,12 +67,12 @@ def _add_command(subparsers, name, help, add_arguments, run):
 
 def _where_to_resume(args, argv):
     """For an interrupted training job: its last checkpoint and the command that continues from it."""
-    if args.command not in ("pretrain", "finetune", "distill") or not getattr(args, "out", None):
+    if args.command not in ("pretrain", "finetune", "distill") or not getattr(args, "output_dir", None):
         return ""
     # defers keras (checkpointing reads .keras files): building the parser must not import it
     from keras_bert.jobs.checkpointing import read_checkpoint_state
 
-    checkpoints = os.path.join(args.out, "checkpoints")
+    checkpoints = os.path.join(args.output_dir, "checkpoints")
     try:
         state = read_checkpoint_state(checkpoints)
     except ValueError:

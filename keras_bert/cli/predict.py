@@ -20,7 +20,6 @@ import os
 import sys
 
 from keras_bert.cli.errors import UserError
-from keras_bert.cli.model_files import find_model, load_keras_model, load_tokenizer
 
 HELP = "predict on raw text with a SavedModel, ONNX / LiteRT export, .keras file or finetune folder"
 EPILOG = (
@@ -116,7 +115,7 @@ def _split_fields(inputs, task, num_fields):
 def _saved_model_predictor(args):
     """A `(task, num_fields, predict(columns) -> (results, stats))` for an exported SavedModel."""
     # defers TensorFlow (loads the SavedModel): `keras-bert --help` must not import it
-    from keras_bert.export.exported_model import ExportedModel
+    from keras_bert.export.runtime.exported_model import ExportedModel
 
     try:
         served = ExportedModel(args.model)
@@ -136,7 +135,7 @@ def _saved_model_predictor(args):
 def _is_runtime_export(path):
     """Whether `path` is an ONNX or LiteRT export directory (`keras-bert export --format onnx|litert`)."""
     # defers the export package's imports to a predict call (keeps `keras-bert --help` light)
-    from keras_bert.export.runtime_export import runtime_format
+    from keras_bert.export.onnx_litert.onnx_litert_export import runtime_format
 
     return os.path.isdir(path) and runtime_format(path) is not None
 
@@ -145,22 +144,24 @@ def _keras_predictor(args):
     """A `(task, num_fields, predict(columns) -> (results, stats))` for a .keras model, via the Python pipelines."""
     # defers TensorFlow (the serving outputs are TF graph code): `keras-bert --help` must not import it
     from keras_bert.export.task_outputs import task_kind
+    # defers keras (the loaders build models): `keras-bert --help` must not import it
+    from keras_bert.loading import find_model, load_keras_model, load_tokenizer
     # defers TensorFlow (the pipelines tokenize with tensorflow-text): `keras-bert --help` must not import it
     from keras_bert.pipelines.loading import pipeline_for
 
-    model_file, run = find_model(args.model)
-    tokenizer = load_tokenizer(args.tokenizer, model_file, run)
-    model = load_keras_model(model_file)
+    files = find_model(args.model)
+    tokenizer = load_tokenizer(files, args.tokenizer, flag="--tokenizer")
+    model = load_keras_model(files)
     task = task_kind(model)
     if task == "backbone":
-        raise UserError(f"{model_file}: a backbone has no predictions; export it for embeddings (`keras-bert export`)")
-    job = run.job if run is not None else {}
+        raise UserError(f"{files.path}: a backbone has no predictions; export it for embeddings (`keras-bert export`)")
+    job = files.job
     options = {"sequence_length": args.sequence_length or job.get("sequence_length"), "batch_size": args.batch_size}
     if task == "question_answerer" and job:
         options["allow_no_answer"] = job.get("allow_no_answer", False)
     pipeline = pipeline_for(model, tokenizer, **options)
     if args.traced:
-        pipeline.model = _traced(model, model_file)
+        pipeline.model = _traced(model, files.path)
     pairs = job.get("pair_column") is not None and task in ("classifier", "regressor")
     num_fields = 2 if pairs or task == "question_answerer" else 1
 
@@ -180,7 +181,7 @@ def _traced(model, model_file):
     import keras  # already imported by the model's loading; deferred so that `keras-bert --help` stays light
 
     # defers torch.export (and keras_bert.export) until --traced asks for it
-    from keras_bert.export.traced_torch_model import TracedTorchModel
+    from keras_bert.export.torch_tracing.traced_torch_model import TracedTorchModel
 
     if keras.backend.backend() != "torch":
         raise UserError(

@@ -15,15 +15,15 @@ and the record, already written, is not lost. Both files are written
 atomically (temporary name, fsync, rename), the weights first.
 """
 
-import json
 import math
 import os
 
 import keras
 import numpy as np
 
-from keras_bert.jobs.checkpointing import write_atomic_json
+from keras_bert.atomic_files import write_atomically, write_json_atomically
 from keras_bert.models.lora import lora_info, save_adapter
+from keras_bert.run_folders import read_json_record
 
 WEIGHTS_FILE = "best.weights.h5"
 ADAPTER_FILE = "best.adapter.npz"
@@ -39,14 +39,7 @@ def default_mode(monitor):
 
 def read_best_record(directory):
     """The `best.json` of `directory` as a dict, or None when there is none."""
-    path = os.path.join(directory, RECORD_FILE)
-    if not os.path.isfile(path):
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a readable best-epoch record: {error}") from None
+    return read_json_record(os.path.join(directory, RECORD_FILE), "best-epoch record")
 
 
 def clear_best_record(directory):
@@ -125,21 +118,12 @@ class BestEpoch(keras.callbacks.Callback):
         stop = self.patience is not None and since_best >= self.patience
         epochs = (self.params or {}).get("epochs")
         self.record.update(last_epoch=epoch, patience=self.patience, stopped_early=bool(stop and epoch != epochs))
-        write_atomic_json(self.record, os.path.join(self.directory, RECORD_FILE))
+        write_json_atomically(self.record, os.path.join(self.directory, RECORD_FILE))
         if stop:
             self.model.stop_training = True
 
     def _save_weights(self):
-        final = os.path.join(self.directory, WEIGHTS_FILE)
         # Keras wants the .weights.h5 ending; checkpointing's cleanup removes `*.tmp-*` left by a kill.
-        tmp = os.path.join(self.directory, f"best.tmp-{os.getpid()}.weights.h5")
-        try:
-            self.model.save_weights(tmp)
-            with open(tmp, "rb") as f:
-                os.fsync(f.fileno())
-            os.replace(tmp, final)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        write_atomically(os.path.join(self.directory, WEIGHTS_FILE), self.model.save_weights, suffix=".weights.h5")
         if lora_info(self.model):
             save_adapter(self.model, os.path.join(self.directory, ADAPTER_FILE))

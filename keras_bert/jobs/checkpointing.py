@@ -7,7 +7,7 @@ weights, and dropout masks after a resume would otherwise differ from an
 uninterrupted run).
 
 Crash safety: the model goes to a new file per step, `checkpoint-<step>.keras`
-(written under a temporary name, fsynced, renamed); only then is
+(written under a temporary name, fsynced, renamed: `keras_bert.atomic_files`); only then is
 `checkpoint.json` replaced (temporary name, fsync, rename). That rename is
 the commit: a process killed at any moment leaves a `checkpoint.json` that
 names a complete `.keras` file of the same step, so the previous checkpoint
@@ -17,7 +17,6 @@ that want a fixed name.
 """
 
 import glob
-import json
 import math
 import os
 import shutil
@@ -25,6 +24,9 @@ import zipfile
 
 import keras
 import numpy as np
+
+from keras_bert.atomic_files import write_atomically, write_json_atomically
+from keras_bert.run_folders import read_json_record
 
 MODEL_FILE = "checkpoint.keras"
 STATE_FILE = "checkpoint.json"
@@ -38,68 +40,17 @@ def _seed_generators(model):
     return generators
 
 
-def _fsync_directory(directory):
-    # The rename itself lives in the directory entry: without this a power
-    # loss could forget it. Not every platform can open a directory.
-    try:
-        fd = os.open(directory or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_replace(tmp_path, final_path):
-    with open(tmp_path, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp_path, final_path)
-    _fsync_directory(os.path.dirname(final_path))
-
-
-def write_atomic_text(text, path):
-    """Writes `text` to `path` through a temporary file, fsync and an atomic rename."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    _fsync_directory(os.path.dirname(path))
-
-
-def write_atomic_json(data, path):
-    """`json.dump(data)` to `path`, atomically (see `write_atomic_text`)."""
-    write_atomic_text(json.dumps(data, indent=2, ensure_ascii=False), path)
-
-
-def save_model_atomic(model, path):
-    """`model.save(path)` through a temporary file, fsync and an atomic rename."""
-    tmp = f"{path}.tmp-{os.getpid()}.keras"
-    try:
-        model.save(tmp)
-        _fsync_replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 def _link_latest(directory, model_file, link_name=MODEL_FILE):
     """Points `link_name` (`checkpoint.keras`) at `model_file` (a hard link, else a copy), atomically."""
-    source, link = os.path.join(directory, model_file), os.path.join(directory, link_name)
-    tmp = f"{link}.tmp-{os.getpid()}"
-    if os.path.exists(tmp):
-        os.remove(tmp)
-    try:
-        os.link(source, tmp)
-    except OSError:
-        shutil.copyfile(source, tmp)
-    os.replace(tmp, link)
+    source = os.path.join(directory, model_file)
+
+    def link(tmp):
+        try:
+            os.link(source, tmp)
+        except OSError:
+            shutil.copyfile(source, tmp)
+
+    write_atomically(os.path.join(directory, link_name), link)
 
 
 def save_checkpoint(model, directory, step, extra=None, model_format=None):
@@ -112,22 +63,16 @@ def save_checkpoint(model, directory, step, extra=None, model_format=None):
     suffix = ".keras" if model_format is None else model_format.suffix
     model_file = f"checkpoint-{int(step):08d}{suffix}"
     if model_format is None:
-        save_model_atomic(model, os.path.join(directory, model_file))
+        write_atomically(os.path.join(directory, model_file), model.save, suffix=".keras")
     else:
-        tmp = os.path.join(directory, f"{model_file}.tmp-{os.getpid()}")
-        try:
-            model_format.write(model, tmp)
-            _fsync_replace(tmp, os.path.join(directory, model_file))
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        write_atomically(os.path.join(directory, model_file), lambda tmp: model_format.write(model, tmp))
     state = {
         "step": int(step),
         "model_file": model_file,
         "seed_states": [keras.ops.convert_to_numpy(g.state).tolist() for g in _seed_generators(model)],
         **(extra or {}),
     }
-    write_atomic_json(state, os.path.join(directory, STATE_FILE))  # the commit
+    write_json_atomically(state, os.path.join(directory, STATE_FILE))  # the commit
     _link_latest(directory, model_file, "checkpoint" + suffix)
     # Earlier steps' files, and temporary files of a process killed mid-write.
     stale = set(glob.glob(os.path.join(directory, "checkpoint-*" + suffix)) + glob.glob(os.path.join(directory, "*.tmp-*")))
@@ -138,13 +83,9 @@ def save_checkpoint(model, directory, step, extra=None, model_format=None):
 def read_checkpoint_state(directory):
     """The committed `checkpoint.json` of `directory` as a dict, or None when there is none."""
     path = os.path.join(directory, STATE_FILE)
-    if not os.path.isfile(path):
+    state = read_json_record(path, "checkpoint record")
+    if state is None:
         return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            state = json.load(f)
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a readable checkpoint record: {error}") from None
     if not isinstance(state, dict) or not isinstance(state.get("step"), int):
         raise ValueError(f"{path} is not a checkpoint record (no integer 'step').")
     return state

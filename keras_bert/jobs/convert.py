@@ -20,6 +20,7 @@ Every destination is written under a temporary name beside it and renamed
 into place, so a failed conversion leaves nothing behind.
 """
 
+import dataclasses
 import json
 import os
 import shutil
@@ -27,6 +28,8 @@ import shutil
 from keras_bert.converters import tokenizer_files
 from keras_bert.converters.checkpoint import read_checkpoint
 from keras_bert.converters.hf_writer import atomic_destination, save_hf_checkpoint
+from keras_bert.jobs.convert_options import ConvertOptions
+from keras_bert.jobs.job_options import takes_options
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_masked_lm import BertMaskedLM
 from keras_bert.models.bert_pretrainer import BertPretrainer
@@ -42,6 +45,7 @@ from keras_bert.option_values import CONVERT_TARGETS as TARGETS
 TASK_CLASSES = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer, BertMultipleChoice)}
 
 
+@dataclasses.dataclass
 class ConversionResult:
     """What `convert` did.
 
@@ -55,14 +59,13 @@ class ConversionResult:
         vocabulary: path of the vocabulary written, or None.
     """
 
-    def __init__(self, source_format, source_name, model_class, num_params, destination, target, vocabulary):
-        self.source_format = source_format
-        self.source_name = source_name
-        self.model_class = model_class
-        self.num_params = num_params
-        self.destination = destination
-        self.target = target
-        self.vocabulary = vocabulary
+    source_format: str
+    source_name: str
+    model_class: str
+    num_params: int
+    destination: str
+    target: str
+    vocabulary: object
 
     def summary(self):
         """One line for the command line."""
@@ -131,56 +134,41 @@ def _write_keras(model, destination, vocabulary_file, do_lower_case, overwrite):
     return destination, vocabulary_path
 
 
-def convert(
-    source,
-    destination,
-    to=None,
-    model="auto",
-    vocabulary=None,
-    do_lower_case=None,
-    overwrite=False,
-    cache_dir=None,
-):
+@takes_options(ConvertOptions)
+def convert(options):
     """Converts a BERT checkpoint to a `.keras` file or a Hugging Face folder.
 
     Args:
-        source: a Google TF1 folder or checkpoint prefix, a Hugging Face
-            folder (a task class's too), `hf://owner/name[@revision]`, a preset
-            name, a `.keras` file, or a `keras-bert finetune` output folder.
-        destination: a `.keras` path, or a folder for Hugging Face output.
-        to: "keras", "hf", or None to decide by `destination` (".keras" or not).
-        model: "auto" (by the heads the source holds: a task model for a
-            task checkpoint), "backbone", "pretrainer" or "masked_lm".
-        vocabulary: optional `vocab.txt` to use instead of the source's.
-        do_lower_case: optional bool overriding the source's lowercasing choice.
-        overwrite: bool, whether an existing destination may be replaced.
-        cache_dir: Hugging Face cache folder for presets and `hf://` sources.
+        options: given as keywords or in order, the fields of `ConvertOptions`
+            (`source`, `destination`, `to`, `model`, `vocabulary`,
+            `do_lower_case`, `overwrite`, `cache_dir`; each documented there).
 
     Returns:
         A `ConversionResult`.
     """
-    target = _target(destination, to)
-    checkpoint = read_checkpoint(source, cache_dir)
-    cls = _model_class(checkpoint, model)
-    if vocabulary is not None:
-        checkpoint.vocabulary_file = os.fspath(vocabulary)
-    if do_lower_case is not None:
-        checkpoint.do_lower_case = bool(do_lower_case)
+    o = options
+    target = _target(o.destination, o.to)
+    checkpoint = read_checkpoint(o.source, o.cache_dir)
+    cls = _model_class(checkpoint, o.model)
+    if o.vocabulary is not None:
+        checkpoint.vocabulary_file = os.fspath(o.vocabulary)
+    if o.do_lower_case is not None:
+        checkpoint.do_lower_case = bool(o.do_lower_case)
     head_kwargs = task_head_arguments(checkpoint, cls, {})[0] if cls.__name__ in TASK_CLASSES else None
     converted = build_from_checkpoint(
         checkpoint, cls, None if cls is BertBackbone else BertBackbone, head_kwargs=head_kwargs
     )
     if target == "keras":
         destination, written = _write_keras(
-            converted, destination, checkpoint.vocabulary_file, checkpoint.do_lower_case, overwrite
+            converted, o.destination, checkpoint.vocabulary_file, checkpoint.do_lower_case, o.overwrite
         )
     else:
         destination = save_hf_checkpoint(
             converted,
-            destination,
+            o.destination,
             vocabulary=checkpoint.vocabulary_file,
             do_lower_case=checkpoint.do_lower_case,
-            overwrite=overwrite,
+            overwrite=o.overwrite,
         )
         written = checkpoint.vocabulary_file and os.path.join(destination, tokenizer_files.VOCABULARY_FILE)
     return ConversionResult(

@@ -37,12 +37,14 @@ import time
 import keras
 import numpy as np
 
-from keras_bert.jobs.checkpointing import write_atomic_text
+from keras_bert.atomic_files import write_text_atomically
+from keras_bert.jobs.distill_options import DistillOptions
+from keras_bert.jobs.job_options import takes_options
 from keras_bert.jobs.runner import JobRunner
+from keras_bert.loading import find_model, load_keras_model, load_tokenizer, reported_as
 from keras_bert.models.distiller import Distiller, check_distillation_arguments
 from keras_bert.models.student_from_teacher import student_from_teacher, teacher_layer_indices
 from keras_bert.optimizers import create_optimizer
-from keras_bert.run_folders import read_run_folder
 from keras_bert.tasks import task_for_model
 
 _TASKS = ("classifier", "token_classifier")
@@ -52,35 +54,21 @@ _RESUME_KEYS = ("teacher", "train", "student_layers", "layer_indices", "temperat
                 "warmup_steps", "weight_decay", "seed", "length_buckets")
 
 
-def distill(
-    teacher, train, output_dir, eval=None, student_layers=3, layer_indices=None, temperature=2.0, alpha=0.5,
-    hidden_loss_weight=0.0, vocab=None, lowercase=None, sequence_length=None, batch_size=32, epochs=3,
-    learning_rate=1e-4, warmup_ratio=0.1, weight_decay=0.01, seed=0, length_buckets=None, verbose=1, callbacks=(),
-    resume=False, overwrite=False, tensorboard=True, **task_options,
-):
+@takes_options(DistillOptions, more_keywords="task_options")
+def distill(options, **task_options):
     """Distils a fine-tuned teacher into a student with `student_layers` of its blocks, and evaluates both.
 
     Args:
-        teacher: a `keras-bert finetune` output folder (its vocab.txt, casing
-            and sequence length become the defaults), or a `.keras` task model
-            file (with `vocab` or a `<file>.vocab.txt` sidecar).
-        train: the training file (labelled as for `keras-bert finetune`).
-        output_dir: where the student and reports go (see the module docstring).
-        eval: optional held-out file: student and teacher are both scored on it.
-        student_layers, layer_indices: the student's depth and the teacher
-            blocks it starts from (default every other one, first and last
-            kept; see `student_from_teacher`).
-        temperature, alpha, hidden_loss_weight: the loss (see `Distiller`).
-        vocab, lowercase: the teacher's vocabulary and casing (default: its run folder's).
-        sequence_length: packed length (default: the teacher run's, else 128).
-        batch_size, epochs, learning_rate, warmup_ratio, weight_decay, seed,
-            length_buckets: as in `keras_bert.jobs.finetune.finetune` (AdamW,
-            linear warmup and decay); lr 1e-4 by default, as the teacher's recipe.
-        verbose: 1 for progress and a summary, 0 for silence. callbacks: extra Keras callbacks.
-        resume, overwrite, tensorboard: as in `finetune`.
+        options: given as keywords, the fields of `DistillOptions` (each
+            documented there; `teacher`, `train` and `output_dir` by position
+            too): the teacher, the files, the student's depth and the teacher
+            blocks it starts from (`student_from_teacher`), the loss
+            (`Distiller`), and the recipe (as `finetune`'s: AdamW, linear
+            warmup and decay; lr 1e-4 by default).
         **task_options: how the files are read (`text_column`, `label_column`,
             `pair_column`, `format`, `header`, `window_stride`; `word_column`,
-            `tag_column` for a tagger), as `finetune` takes them.
+            `tag_column` for a tagger), as `finetune` takes them; default: as
+            the teacher's run read them.
 
     Returns:
         dict with `student` and `teacher` held-out metrics (empty without `eval`),
@@ -91,42 +79,45 @@ def distill(
         ValueError: a teacher that is not a classifier or tagger, a student
             deeper than the teacher, bad loss arguments, labels the teacher does not know.
     """
-    started = time.time()
-    _validate(train, eval, batch_size, epochs, warmup_ratio)
-    train, eval, output_dir = os.fspath(train), eval and os.fspath(eval), os.fspath(output_dir)
-    keras.utils.set_random_seed(seed)
-    teacher_model, tokenizer, recorded, source = _load_teacher(os.fspath(teacher), vocab, lowercase)
+    started, o = time.time(), options
+    _validate(o.train, o.eval)
+    train, eval, output_dir = os.fspath(o.train), o.eval and os.fspath(o.eval), os.fspath(o.output_dir)
+    keras.utils.set_random_seed(o.seed)
+    teacher_model, tokenizer, recorded, source = _load_teacher(os.fspath(o.teacher), o.vocab, o.lowercase)
     spec = task_for_model(teacher_model)
     # Checked now, before reading any data: the student's shape and the loss's arguments.
-    check_distillation_arguments(temperature, alpha, hidden_loss_weight)
-    student_from_teacher(teacher_model, student_layers, layer_indices)
-    indices = list(layer_indices) if layer_indices else teacher_layer_indices(
-        teacher_model.backbone.num_layers, student_layers
+    check_distillation_arguments(o.temperature, o.alpha, o.hidden_loss_weight)
+    student_from_teacher(teacher_model, o.student_layers, o.layer_indices)
+    indices = list(o.layer_indices) if o.layer_indices else teacher_layer_indices(
+        teacher_model.backbone.num_layers, o.student_layers
     )
-    sequence_length = sequence_length or min(recorded.get("sequence_length") or 128,
-                                             teacher_model.backbone.max_sequence_length)
-    handler, options = _task_job(spec, recorded, task_options, sequence_length, teacher_model)
-    if verbose:
+    sequence_length = o.sequence_length or min(recorded.get("sequence_length") or 128,
+                                               teacher_model.backbone.max_sequence_length)
+    handler, file_options = _task_job(spec, recorded, task_options, sequence_length, teacher_model)
+    if o.verbose:
         print(f"keras-bert distill {spec.name}: teacher {source} ({teacher_model.backbone.num_layers} layers) -> "
-              f"student of {student_layers} layers (teacher blocks {indices}) on the {keras.backend.backend()} backend")
-    train_features, eval_examples, eval_features, counts = _read_data(spec, handler, tokenizer, train, eval, teacher_model)
-    precompute = hidden_loss_weight == 0
-    steps_per_epoch = len(train_features) // min(batch_size, len(train_features))
-    job = dict(
-        task=spec.name, teacher=os.fspath(teacher), train=train, eval=eval, lowercase=tokenizer.lowercase,
-        student_layers=student_layers, layer_indices=indices, temperature=temperature, alpha=alpha,
-        hidden_loss_weight=hidden_loss_weight, precompute_teacher_logits=precompute, sequence_length=sequence_length,
-        batch_size=batch_size, epochs=epochs, steps=epochs * steps_per_epoch, learning_rate=learning_rate,
-        warmup_ratio=warmup_ratio, warmup_steps=int(warmup_ratio * epochs * steps_per_epoch),
-        weight_decay=weight_decay, seed=seed, length_buckets=list(length_buckets) if length_buckets else None,
-        backend=keras.backend.backend(), **{k: v for k, v in options.items() if k not in ("sequence_length", "dropout")},
+              f"student of {o.student_layers} layers (teacher blocks {indices}) on the {keras.backend.backend()} "
+              "backend")
+    train_features, eval_examples, eval_features, counts = _read_data(
+        spec, handler, tokenizer, train, eval, teacher_model
     )
-    runner = JobRunner(output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, tensorboard=tensorboard,
-                       callbacks=callbacks, verbose=verbose)
+    steps_per_epoch = len(train_features) // min(o.batch_size, len(train_features))
+    job = dict(
+        task=spec.name, teacher=os.fspath(o.teacher), train=train, eval=eval, lowercase=tokenizer.lowercase,
+        student_layers=o.student_layers, layer_indices=indices, temperature=o.temperature, alpha=o.alpha,
+        hidden_loss_weight=o.hidden_loss_weight, precompute_teacher_logits=o.hidden_loss_weight == 0,
+        sequence_length=sequence_length, batch_size=o.batch_size, epochs=o.epochs, steps=o.epochs * steps_per_epoch,
+        learning_rate=o.learning_rate, warmup_ratio=o.warmup_ratio,
+        warmup_steps=int(o.warmup_ratio * o.epochs * steps_per_epoch), weight_decay=o.weight_decay, seed=o.seed,
+        length_buckets=list(o.length_buckets) if o.length_buckets else None, backend=keras.backend.backend(),
+        **{k: v for k, v in file_options.items() if k not in ("sequence_length", "dropout")},
+    )
+    runner = JobRunner(output_dir, job, _RESUME_KEYS, resume=o.resume, overwrite=o.overwrite,
+                       tensorboard=o.tensorboard, callbacks=o.callbacks, verbose=o.verbose)
     distiller = runner.build_or_resume(lambda: _new_distiller(teacher_model, job))
 
     logits_started = time.time()
-    data, validation = _with_teacher_logits(runner, distiller, train_features, eval_features, job, verbose)
+    data, validation = _with_teacher_logits(runner, distiller, train_features, eval_features, job, o.verbose)
     logits_seconds = time.time() - logits_started
     fit_started = time.time()
     history = _fit(runner, distiller, data, validation, job, steps_per_epoch)
@@ -134,11 +125,11 @@ def distill(
 
     student, metrics = distiller.student, {}
     if eval_features is not None:
-        metrics["student"], predictions = handler.evaluate(student, eval_features, eval_examples, batch_size)
-        metrics["teacher"], _ = handler.evaluate(distiller.teacher, eval_features, eval_examples, batch_size)
+        metrics["student"], predictions = handler.evaluate(student, eval_features, eval_examples, o.batch_size)
+        metrics["teacher"], _ = handler.evaluate(distiller.teacher, eval_features, eval_examples, o.batch_size)
         runner.write_json("metrics.json", metrics["student"])
         rows = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in predictions)
-        write_atomic_text(rows, runner.path("eval_predictions.jsonl"))
+        write_text_atomically(rows, runner.path("eval_predictions.jsonl"))
     runner.save(student, tokenizer.get_vocabulary())
     if handler.label_names is not None:
         runner.write_json("labels.json", handler.label_names)
@@ -150,19 +141,14 @@ def distill(
     runner.write_json("distill.json", {"job": job, "backbone": student.backbone.get_config(),
                                        "label_names": handler.label_names, **summary})
     runner.finish()
-    if verbose:
-        _report(summary, os.path.join(output_dir, "model.keras"), student_layers, teacher_model.backbone.num_layers)
+    if o.verbose:
+        _report(summary, os.path.join(output_dir, "model.keras"), o.student_layers, teacher_model.backbone.num_layers)
     return summary
 
 
 # --------------------------------------------------------------------------- phases
-def _validate(train, eval, batch_size, epochs, warmup_ratio):
-    """Raises on arguments that would fail later, before any work is done."""
-    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
-    if not 0.0 <= warmup_ratio < 1.0:
-        raise ValueError(f"`warmup_ratio` must be in [0, 1). Received: warmup_ratio={warmup_ratio!r}")
+def _validate(train, eval):
+    """Raises on files that are not there, before any work is done (each option's range: `DistillOptions`)."""
     for path, flag in ((train, "--train"), (eval, "--eval")):
         if path is not None and not os.path.isfile(path):
             raise FileNotFoundError(f"{flag}: no such file: {path}")
@@ -175,33 +161,16 @@ def _load_teacher(teacher, vocab, lowercase):
         FileNotFoundError: no such folder or file, or no vocabulary for it.
         ValueError: not a classifier or token classifier.
     """
-    # defers TensorFlow (the tokenizer is tensorflow-text): `keras-bert --help` must not import it
-    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-
-    run = read_run_folder(teacher)
-    if run is not None:
-        model_file, recorded = run.model_file, dict(run.job)
-        vocab = vocab or run.vocab_file
-        lowercase = run.lowercase if lowercase is None else lowercase
-    elif os.path.isfile(teacher) and teacher.endswith(".keras"):
-        model_file, recorded = teacher, {}
-    else:
-        raise FileNotFoundError(
-            f"--teacher {teacher}: expected a `keras-bert finetune` output folder or a .keras task model file"
-        )
-    model = keras.saving.load_model(model_file, compile=False)
+    with reported_as("--teacher"):
+        files = find_model(teacher)
+        model = load_keras_model(files)
     task = task_for_model(model)
     if task is None or task.name not in _TASKS:
         raise ValueError(
             f"--teacher {teacher}: distillation needs a classifier (2+ classes) or a token classifier. Received: a "
             f"{type(model).__name__}" + (f" ({task.name})" if task is not None else "")
         )
-    try:
-        tokenizer = BertTokenizer.from_pretrained(vocab or model_file, **({} if lowercase is None else
-                                                                         {"lowercase": lowercase}))
-    except ValueError:
-        raise FileNotFoundError(f"--teacher {teacher}: no vocabulary found beside it; pass --vocab") from None
-    return model, tokenizer, recorded, f"{type(model).__name__} {model_file}"
+    return model, load_tokenizer(files, vocab, lowercase), files.job, f"{type(model).__name__} {files.path}"
 
 
 def _task_job(spec, recorded, given, sequence_length, teacher):

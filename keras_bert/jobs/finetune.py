@@ -13,12 +13,12 @@ BERT folder, a `.keras` file holding a `BertBackbone` or any model with a
 `.backbone` (a `BertPretrainer` from `keras-bert pretrain`, a fine-tuned
 model), any other checkpoint `BertBackbone.from_pretrained` reads, or a size
 name ("tiny", "mini", ...) for a randomly initialised BERT (needs `--vocab`);
-see `keras_bert.jobs.initial_backbone`.
+see `keras_bert.loading.initial_backbone`.
 
-Defaults follow the BERT paper's fine-tuning recipe: AdamW (weight decay
-0.01, not on LayerNorm and biases), learning rate 3e-5 with linear warmup
-over the first 10% of steps and linear decay to 0, 3 epochs, batch 32,
-dropout 0.1, gradient norm clipped at 1.0.
+Every option, its default (the BERT paper's recipe: AdamW, 3e-5 with linear
+warmup and decay, 3 epochs, batch 32, dropout 0.1) and its range are in
+`keras_bert.jobs.finetune_options.FinetuneOptions`, which is also the command's
+argparse; gradient norms are clipped at 1.0.
 
 Output folder:
     model.keras           the fine-tuned task model (written atomically)
@@ -39,23 +39,10 @@ best epoch by `monitor` (val_loss by default), `early_stopping_patience` ends
 the run after that many epochs without a better one, and finetune.json and the
 printout name the best epoch, its value, and whether the run stopped early.
 
-Task options (`**task_options` of `finetune`; every task's are accepted and
-each task reads its own, see `keras_bert.jobs.finetune_tasks`):
-    classifier / regressor: `text_column` ("sentence"), `pair_column`,
-        `label_column` ("label"), `format`, `header` (True) (see
-        `read_classification_data`), `window_stride` (single texts longer
-        than the sequence are split into windows starting every
-        `window_stride` tokens, eval logits averaged per text; default half
-        a window; 0 truncates);
-    token_classifier: `word_column` (0), `tag_column` (-1) (see `read_conll`);
-    question_answerer: `doc_stride` (128), `max_query_length` (64),
-        `max_answer_length` (30), `n_best_size` (20), `allow_no_answer`
-        (default: whether the training data has unanswerable questions),
-        `null_score_diff_threshold` (0.0), `on_mismatch` ("raise") (see
-        `squad_features`, `decode_answers`, `read_squad`);
-    multiple_choice: `context_column` ("sent1"), `question_column`
-        ("sent2"), `choice_columns`, and `label_column`, `format`, `header`
-        as above (see `read_multiple_choice`).
+Task options (every task's are accepted and each task reads its own, see
+`keras_bert.jobs.finetune_tasks`; how, in `read_classification_data`,
+`read_conll`, `read_squad`, `squad_features`, `decode_answers` and
+`read_multiple_choice`) are `FinetuneOptions` fields too.
 """
 
 import collections
@@ -66,14 +53,16 @@ import warnings
 
 import keras
 
+from keras_bert.atomic_files import write_text_atomically
 from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy, strategy_scope
 from keras_bert.jobs.best_epoch import ADAPTER_FILE as BEST_ADAPTER_FILE
 from keras_bert.jobs.best_epoch import WEIGHTS_FILE as BEST_WEIGHTS_FILE
 from keras_bert.jobs.best_epoch import BestEpoch, read_best_record
-from keras_bert.jobs.checkpointing import write_atomic_text
-from keras_bert.jobs.initial_backbone import load_init, pooler_never_trained
+from keras_bert.jobs.finetune_options import FinetuneOptions
+from keras_bert.jobs.job_options import takes_options
 from keras_bert.jobs.lora_job import lora_job
 from keras_bert.jobs.runner import JobRunner
+from keras_bert.loading import load_init, pooler_never_trained
 from keras_bert.models.bert_classifier import BertClassifier
 from keras_bert.models.lora import load_adapter, lora_info
 from keras_bert.optimizers import create_optimizer
@@ -88,58 +77,17 @@ _RESUME_KEYS = ("task", "train", "batch_size", "epochs", "steps", "learning_rate
 _EVAL_FILES = ("metrics.json", "eval_predictions.jsonl", "predictions.json")
 
 
-def finetune(
-    task, init, train, output_dir, eval=None, vocab=None, lowercase=None,
-    sequence_length=None, batch_size=32, epochs=3, learning_rate=3e-5, warmup_ratio=0.1, weight_decay=0.01,
-    dropout=0.1, freeze_backbone=False, seed=0, verbose=1, callbacks=(), length_buckets=None, resume=False,
-    overwrite=False, tensorboard=True, strategy=None, mesh_shape=None, tpu=None,
-    monitor="val_loss", early_stopping_patience=None, select_best=True, lora_rank=None, lora_alpha=None, **task_options,
-):
+@takes_options(FinetuneOptions)
+def finetune(options):
     """Fine-tunes a BERT task model on labelled files and evaluates it.
 
     Args:
-        task: a task of `keras_bert.tasks` by name or CLI word: "classifier"
-            ("classify"), "regressor" ("regress"), "token_classifier" ("ner"),
-            "question_answerer" ("qa") or "multiple_choice" ("multiple-choice").
-        init: where the backbone comes from (see `load_init`).
-        train: the training file.
-        output_dir: where the model and reports go (see the module docstring).
-        eval: optional held-out file, evaluated after training (and its loss every epoch).
-        vocab, lowercase: the vocabulary (default: the checkpoint's) and its casing.
-        sequence_length: packed length (default 384 for question answering,
-            128 otherwise, or the backbone's `max_sequence_length` if shorter).
-        batch_size, epochs: as in `fit` (BERT: 32, 2-4). Training uses full
-            batches only; the shuffle differs every epoch, so a left-out remainder
-            differs too. `batch_size` is the global batch, split evenly across
-            the data-parallel replicas of `strategy`.
-        learning_rate, weight_decay: AdamW's peak rate (BERT: 2e-5 .. 5e-5) and decoupled decay.
-        warmup_ratio: fraction of the steps with linear warmup; then linear decay to 0.
-        dropout: dropout of the backbone and the head (BERT: 0.1). freeze_backbone: train the head only.
-        seed: seeds weights, dropout and shuffling.
-        verbose: 1 for a progress bar and a summary, 0 for silence. callbacks: extra Keras callbacks.
-        length_buckets: optional sequence lengths, e.g. `[16, 32, 48]`: training
-            batches group texts of similar length and drop the padding beyond
-            them (see `TaskFeatures.dataset`); not for multiple choice.
-        resume: continue from the checkpoint in `output_dir/checkpoints` (one is
-            written at every epoch end); the run then ends with the weights an
-            uninterrupted run would have. Without a checkpoint it starts afresh.
-        overwrite: start afresh in an `output_dir` that holds an earlier run; without
-            it (or `resume`) such a folder is refused with FileExistsError.
-        tensorboard: write TensorBoard logs to `output_dir/logs`.
-        strategy, mesh_shape, tpu: distribution, as `keras_bert.jobs.pretrain.pretrain`
-            takes them: None, a name of `keras_bert.distribution.STRATEGIES`
-            ("mirrored", "multi-worker", "tpu" on TensorFlow; "data-parallel",
-            "model-parallel" with a (data, model) `mesh_shape` on JAX), or a
-            strategy / distribution object. Only the chief writes to `output_dir`.
-        monitor: the validation metric that picks the best epoch (with `eval`):
-            a key of `fit`'s epoch logs, "val_loss" (smaller is better) or e.g.
-            "val_accuracy" (larger is better; see `best_epoch.default_mode`).
-        early_stopping_patience: stop after this many epochs without a better `monitor` (needs `eval`).
-        select_best: with `eval`, `model.keras` (and the held-out metrics) are
-            the best epoch's by `monitor`; the last epoch's weights stay in
-            `checkpoints/` for `resume`. False keeps the last epoch's.
-        lora_rank, lora_alpha: train LoRA adapters (scaled by alpha / rank) and the head only; see `lora_job`.
-        **task_options: how the files are read and the task decoded (see the module docstring).
+        options: given as keywords, the fields of `FinetuneOptions` (each
+            documented there; `task`, `init`, `train` and `output_dir` by
+            position too): the task (a registry name or CLI word of
+            `keras_bert.tasks`), where the backbone comes from (`load_init`),
+            the files, the recipe, resuming, distribution, best-epoch
+            selection, LoRA, and how each task reads its files.
 
     Returns:
         dict with `metrics` (held-out, when `eval`), `history`, data `counts`,
@@ -148,50 +96,53 @@ def finetune(
         `output_dir`, `resumed_from_step`; with LoRA `lora` (rank, alpha, targets, parameter counts).
 
     Raises:
-        TypeError: a keyword that is no argument and no task option.
+        TypeError: a keyword that is no option.
+        ValueError: an option out of its range, or options that do not go together.
     """
-    started = time.time()
-    spec, lora = get_task(task), lora_job(lora_rank, lora_alpha, freeze_backbone, verbose)  # lora: None without a rank
-    train, eval, output_dir = os.fspath(train), eval and os.fspath(eval), os.fspath(output_dir)
-    _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_buckets, monitor, early_stopping_patience)
+    started, o = time.time(), options
+    spec = get_task(o.task)
+    lora = lora_job(o.lora_rank, o.lora_alpha, o.freeze_backbone, o.verbose)  # None without a rank
+    train, eval, output_dir = os.fspath(o.train), o.eval and os.fspath(o.eval), os.fspath(o.output_dir)
+    _validate(spec, train, eval, o)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures the runtime when it is created.
-    distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
-    options = _task_options(spec, task_options)
-    keras.utils.set_random_seed(seed)
+    distributed = resolve_strategy(o.strategy, mesh_shape=o.mesh_shape, tpu=o.tpu)
+    task_options = _task_options(spec, o)
+    keras.utils.set_random_seed(o.seed)
     with strategy_scope(distributed):  # the backbone's variables become the model's: made distributed
-        backbone, tokenizer, source = load_init(init, vocab=vocab, lowercase=lowercase, dropout=dropout)
-    sequence_length = _sequence_length(spec, sequence_length, backbone)
-    handler = _task_job(spec, options, sequence_length, dropout, init)
-    if verbose:
+        backbone, tokenizer, source = load_init(o.init, vocab=o.vocab, lowercase=o.lowercase, dropout=o.dropout)
+    sequence_length = _sequence_length(spec, o.sequence_length, backbone)
+    handler = _task_job(spec, task_options, sequence_length, o.dropout, o.init)
+    if o.verbose:
         print(f"keras-bert finetune {spec.name}: {source} on the {keras.backend.backend()} backend")
 
-    train_features, eval_examples, eval_features, counts = _read_data(handler, tokenizer, train, eval, verbose)
-    schedule = _schedule(len(train_features), batch_size, epochs, warmup_ratio)
+    train_features, eval_examples, eval_features, counts = _read_data(handler, tokenizer, train, eval, o.verbose)
+    schedule = _schedule(len(train_features), o.batch_size, o.epochs, o.warmup_ratio)
     job = dict(
-        task=spec.name, init=os.fspath(init), train=train, eval=eval, lowercase=tokenizer.lowercase,
-        sequence_length=sequence_length, batch_size=batch_size, epochs=epochs, learning_rate=learning_rate,
-        warmup_ratio=warmup_ratio, warmup_steps=schedule.warmup_steps, steps=schedule.steps, weight_decay=weight_decay,
-        dropout=dropout, freeze_backbone=freeze_backbone, seed=seed,
-        length_buckets=list(length_buckets) if length_buckets else None, backend=keras.backend.backend(),
-        **_distribution_record(strategy, mesh_shape, schedule.batch_size, distributed),
-        monitor=monitor if eval else None, early_stopping_patience=early_stopping_patience,
-        select_best=bool(select_best and eval), lora_rank=lora_rank, lora_alpha=lora_alpha,
-        **{k: v for k, v in options.items() if k not in ("sequence_length", "dropout", "read_stats")},
+        task=spec.name, init=os.fspath(o.init), train=train, eval=eval, lowercase=tokenizer.lowercase,
+        sequence_length=sequence_length, batch_size=o.batch_size, epochs=o.epochs, learning_rate=o.learning_rate,
+        warmup_ratio=o.warmup_ratio, warmup_steps=schedule.warmup_steps, steps=schedule.steps,
+        weight_decay=o.weight_decay, dropout=o.dropout, freeze_backbone=o.freeze_backbone, seed=o.seed,
+        length_buckets=list(o.length_buckets) if o.length_buckets else None, backend=keras.backend.backend(),
+        **_distribution_record(o.strategy, o.mesh_shape, schedule.batch_size, distributed),
+        monitor=o.monitor if eval else None, early_stopping_patience=o.early_stopping_patience,
+        select_best=bool(o.select_best and eval), lora_rank=o.lora_rank, lora_alpha=o.lora_alpha,
+        **{k: v for k, v in task_options.items() if k not in ("sequence_length", "dropout", "read_stats")},
     )
     runner = JobRunner(
-        output_dir, job, _RESUME_KEYS, resume=resume, overwrite=overwrite, strategy=distributed, verbose=verbose,
-        upgrade_record=_upgrade_record, tensorboard=tensorboard, callbacks=callbacks, model_format=lora and lora.format,
+        output_dir, job, _RESUME_KEYS, resume=o.resume, overwrite=o.overwrite, strategy=distributed,
+        verbose=o.verbose, upgrade_record=_upgrade_record, tensorboard=o.tensorboard, callbacks=o.callbacks,
+        model_format=lora and lora.format,
     )
-    optimizer = dict(learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=schedule.warmup_steps,
+    optimizer = dict(learning_rate=o.learning_rate, weight_decay=o.weight_decay, warmup_steps=schedule.warmup_steps,
                      total_steps=schedule.steps)
-    model = runner.build_or_resume(lambda: _new_model(handler, backbone, freeze_backbone, optimizer, lora))
+    model = runner.build_or_resume(lambda: _new_model(handler, backbone, o.freeze_backbone, optimizer, lora))
 
     fit_started = time.time()
     best = _best_epoch_callback(runner, job, schedule)
-    history = _fit(runner, model, train_features, eval_features, schedule, batch_size, best, length_buckets)
+    history = _fit(runner, model, train_features, eval_features, schedule, o.batch_size, best, o.length_buckets)
     train_seconds = time.time() - fit_started
     best_epoch = _select_best(runner, model, best, job)
-    metrics = _evaluate(runner, spec, handler, model, eval_features, eval_examples, batch_size)
+    metrics = _evaluate(runner, spec, handler, model, eval_features, eval_examples, o.batch_size)
     lora_record = lora.save(runner, model, tokenizer) if lora else runner.save(model, tokenizer.get_vocabulary())
     if handler.label_names is not None:
         runner.write_json("labels.json", handler.label_names)
@@ -199,33 +150,25 @@ def finetune(
         metrics=metrics, history=history, counts=counts, best_epoch=best_epoch, train_seconds=round(train_seconds, 1),
         wall_seconds=round(time.time() - started, 1), output_dir=output_dir, resumed_from_step=runner.start_step,
     )
-    summary.update({k: v for k, v in (("read_stats", options.get("read_stats")), ("lora", lora_record)) if v})
+    summary.update({k: v for k, v in (("read_stats", task_options.get("read_stats")), ("lora", lora_record)) if v})
     runner.write_json(
         "finetune.json",
         {"job": job, "backbone": model.backbone.get_config(), "label_names": handler.label_names, **summary},
     )
     runner.finish()
-    if verbose and runner.chief:
-        _report(summary, os.path.join(output_dir, "model.keras"), epochs)
+    if o.verbose and runner.chief:
+        _report(summary, os.path.join(output_dir, "model.keras"), o.epochs)
     return summary
 
 
 # --------------------------------------------------------------------------- phases
-def _validate(spec, train, eval, batch_size, epochs, warmup_ratio, length_buckets, monitor, patience):
-    """Raises on arguments that would fail later, before any work is done."""
-    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
-    if not 0.0 <= warmup_ratio < 1.0:
-        raise ValueError(f"`warmup_ratio` must be in [0, 1). Received: warmup_ratio={warmup_ratio!r}")
-    if length_buckets and spec.name == "multiple_choice":
+def _validate(spec, train, eval, options):
+    """Raises on options that would fail later, before any work is done (each one's range: `FinetuneOptions`)."""
+    if options.length_buckets and spec.name == "multiple_choice":
         raise ValueError("--length-buckets does not apply to multiple choice (one length for all choices).")
-    if length_buckets and not all(isinstance(b, int) and b > 0 for b in length_buckets):
-        raise ValueError(f"`length_buckets` must be positive ints. Received: length_buckets={length_buckets!r}")
-    if patience is not None and (not isinstance(patience, int) or patience < 1):
-        raise ValueError(f"`early_stopping_patience` must be a positive int. Received: {patience!r}")
-    if patience is not None and not eval:
+    if options.early_stopping_patience is not None and not eval:
         raise ValueError("--early-stopping-patience watches a validation metric: it needs an --eval file.")
+    monitor = options.monitor
     if not (isinstance(monitor, str) and monitor.startswith("val_")):
         raise ValueError(
             f"`monitor` must be a validation metric such as 'val_loss' or 'val_accuracy'. Received: {monitor!r}"
@@ -249,29 +192,25 @@ def _distribution_record(strategy, mesh_shape, train_batch_size, distributed):
     )
 
 
-def _task_options(spec, given):
-    """Every task's file options: their defaults, with `given` applied.
+def _task_options(spec, options):
+    """Every task's file options (`FinetuneTaskJob.OPTIONS` names them), as `options` has them.
 
     Raises:
-        TypeError: a name that is no task's option.
         ValueError: a classifier head's `pooling` that is no choice, or given for a task without that head.
     """
-    defaults = {}
-    for task in TASKS.values():
-        defaults.update(task.load("finetune").OPTIONS)
-    unknown = sorted(set(given) - set(defaults))
-    if unknown:
-        raise TypeError(f"finetune() got unexpected keyword arguments {unknown}; task options: {sorted(defaults)}")
-    options = {**defaults, **given}
+    names = dict.fromkeys(name for task in TASKS.values() for name in task.load("finetune").OPTIONS)
+    task_options = {name: getattr(options, name) for name in names}
     # Checked before the backbone loads: the head is built only after the data are read.
-    if options["pooling"] not in BertClassifier.POOLING_MODES:
-        raise ValueError(f"--pooling must be one of {BertClassifier.POOLING_MODES}. Received: {options['pooling']!r}")
-    if options["pooling"] != "cls" and spec.name not in ("classifier", "regressor"):
+    if task_options["pooling"] not in BertClassifier.POOLING_MODES:
         raise ValueError(
-            f"--pooling {options['pooling']}: the pooling choice is the classifier's and regressor's; the "
+            f"--pooling must be one of {BertClassifier.POOLING_MODES}. Received: {task_options['pooling']!r}"
+        )
+    if task_options["pooling"] != "cls" and spec.name not in ("classifier", "regressor"):
+        raise ValueError(
+            f"--pooling {task_options['pooling']}: the pooling choice is the classifier's and regressor's; the "
             f"{spec.name} head has none (it takes the default, 'cls')."
         )
-    return options
+    return task_options
 
 
 def _task_job(spec, options, sequence_length, dropout, init):
@@ -451,7 +390,7 @@ def _evaluate(runner, spec, handler, model, eval_features, eval_examples, batch_
         official = {p["id"]: p["prediction"] for p in predictions}  # the official eval script's input
         runner.write_json("predictions.json", official)
     rows = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in predictions)
-    write_atomic_text(rows, runner.path("eval_predictions.jsonl"))
+    write_text_atomically(rows, runner.path("eval_predictions.jsonl"))
     runner.write_json("metrics.json", metrics)
     return metrics
 

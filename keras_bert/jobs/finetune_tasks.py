@@ -1,7 +1,7 @@
 """What the fine-tuning job does differently per task: read files, build features and the model, evaluate.
 
 One class per task of the registry (`keras_bert.tasks`, whose `finetune` part
-names them), each with the options of its files:
+names them), each with the options of its files (their defaults: `FinetuneOptions`):
 
 | task              | class               | options                                                 |
 |-------------------|---------------------|---------------------------------------------------------|
@@ -24,6 +24,7 @@ import os
 import keras
 import numpy as np
 
+from keras_bert.jobs.finetune_options import FinetuneOptions
 from keras_bert.metrics.classification import accuracy, classification_metrics, regression_metrics
 from keras_bert.metrics.entities import are_entity_tags, entity_metrics, token_accuracy
 from keras_bert.metrics.squad import squad_metrics
@@ -98,8 +99,9 @@ class ClassifierJob(FinetuneTaskJob):
         pooling: the head's input, "cls" (BERT's pooler) or "mean" (see `BertClassifier`).
     """
 
-    OPTIONS = dict(text_column="sentence", pair_column=None, label_column="label", format=None, header=True,
-                   window_stride=None, pooling="cls")
+    OPTIONS = FinetuneOptions.defaults(
+        "text_column", "pair_column", "label_column", "format", "header", "window_stride", "pooling"
+    )
     regression = False
 
     def read(self, path):
@@ -177,7 +179,7 @@ class TokenClassifierJob(FinetuneTaskJob):
         word_column, tag_column: the columns of the words and their tags.
     """
 
-    OPTIONS = dict(word_column=0, tag_column=-1)
+    OPTIONS = FinetuneOptions.defaults("word_column", "tag_column")
 
     def read(self, path):
         return read_conll(path, word_column=self.options["word_column"], tag_column=self.options["tag_column"])
@@ -224,8 +226,10 @@ class QuestionAnswererJob(FinetuneTaskJob):
             kept in `options["read_stats"]`.
     """
 
-    OPTIONS = dict(doc_stride=128, max_query_length=64, max_answer_length=30, n_best_size=20, allow_no_answer=None,
-                   null_score_diff_threshold=0.0, on_mismatch="raise")
+    OPTIONS = FinetuneOptions.defaults(
+        "doc_stride", "max_query_length", "max_answer_length", "n_best_size", "allow_no_answer",
+        "null_score_diff_threshold", "on_mismatch",
+    )
 
     def read(self, path):
         stats = {}
@@ -270,8 +274,9 @@ class MultipleChoiceJob(FinetuneTaskJob):
             header: the columns (SWAG's by default) and the file format.
     """
 
-    OPTIONS = dict(context_column="sent1", question_column="sent2", choice_columns=None, label_column="label",
-                   format=None, header=True)
+    OPTIONS = FinetuneOptions.defaults(
+        "context_column", "question_column", "choice_columns", "label_column", "format", "header"
+    )
 
     def read(self, path):
         o = self.options

@@ -22,6 +22,8 @@ import zlib
 import keras
 
 from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy, worker_index_and_count
+from keras_bert.jobs.job_options import takes_options
+from keras_bert.jobs.pretrain_options import PretrainOptions
 from keras_bert.jobs.progress import CheckpointIntervalProgbar
 from keras_bert.jobs.runner import JobRunner
 from keras_bert.models.bert_backbone import BertBackbone
@@ -82,56 +84,17 @@ def heldout_metrics(final_metrics, sentence_task):
     return {name: final_metrics[key] for key, name in names.items() if key in final_metrics}
 
 
-def pretrain(
-    corpus, vocabulary, output_dir, data=None, *,
-    size="mini", lowercase=True, dropout=0.1, dtype=None,
-    steps=1000, optimizer="adamw", learning_rate=1e-4, weight_decay=0.01, warmup_steps=None,
-    gradient_accumulation_steps=None, seed=None,
-    checkpoint_every=None, resume=False, overwrite=False, eval_corpus=None, eval_batches=20,
-    strategy=None, mesh_shape=None, tpu=None, steps_per_execution=1,
-    tensorboard=True, verbose=1, callbacks=(), objective="bert", generator_size=0.25, rtd_weight=50.0,
-    **data_options,
-):
+@takes_options(PretrainOptions, more_keywords="data_options")
+def pretrain(options, **data_options):
     """Pretrains a BERT with MLM + NSP (or SOP, or MLM alone: `sentence_task`) from text files.
 
     Args:
-        corpus: text files (a path, glob, folder, or list of them).
-        vocabulary: path of a vocab.txt (see `keras-bert vocab`).
-        output_dir: where the model, logs and checkpoints go.
-        data: a `PretrainingDataConfig`: how the text becomes batches
-            (default: its defaults; see `**data_options`).
-        size: named BERT size ("tiny", "mini", ..., "large").
-        steps: training batches in all (with gradient accumulation, every N of them make one update).
-        optimizer: "adamw" or "lamb".
-        learning_rate, weight_decay: peak rate and decoupled decay.
-        warmup_steps: linear warmup (default 10% of `steps`), then linear decay to 0.
-        gradient_accumulation_steps: optional; apply the update every N batches.
-        checkpoint_every: steps between checkpoints and held-out evaluations;
-            must divide `steps` (default: `default_checkpoint_every(steps)`).
-        resume: continue from the checkpoint in `output_dir/checkpoints`; the
-            run must have the same arguments as the checkpoint's (anything
-            that changes the training: size, data options, steps, optimizer,
-            learning rate, seed, ...), else ValueError names the differences.
-        overwrite: start afresh in an `output_dir` that holds an earlier run; without
-            it (or `resume`) such a folder is refused with FileExistsError.
-        seed: seeds the model, dropout and the data; same seed, same run
-            (default: `data.seed`, 0 unless set).
-        eval_corpus, eval_batches: held-out text files, and how many of their batches to evaluate at every checkpoint.
-        lowercase, dropout: the vocabulary is uncased; the dropout rate.
-        dtype: e.g. "mixed_bfloat16", or "mixed_float16" (Keras then wraps the
-            optimizer in a `LossScaleOptimizer`).
-        strategy: None, a name from `keras_bert.distribution.STRATEGIES`
-            ("mirrored", "multi-worker", "tpu" on TensorFlow; "data-parallel",
-            "model-parallel" on JAX), or a strategy / distribution object.
-            The model and optimizer are built, and `fit` runs, under it; in a
-            multi-process run only the chief writes to `output_dir`.
-        mesh_shape, tpu: the (data, model) device mesh of "model-parallel"; the TPU of "tpu" (see `create_strategy`).
-        steps_per_execution: training steps per call into the compiled
-            function (raise it on TPUs, where each call has a host round trip).
-        tensorboard: write TensorBoard logs.
-        verbose: 1 for progress bars and summaries, 0 for silence.
-        callbacks: extra Keras callbacks.
-        objective, generator_size, rtd_weight: "bert" (`BertPretrainer`) or "electra"; see `objective_options`.
+        options: given as keywords, the fields of `PretrainOptions` (each
+            documented there; `corpus`, `vocabulary`, `output_dir` and `data`
+            by position too). A resumed run (`resume`) must have the
+            checkpoint's arguments (anything that changes the training: size,
+            data options, steps, optimizer, learning rate, seed, ...), else
+            ValueError names the differences; `seed` defaults to `data.seed`.
         **data_options: `PretrainingDataConfig` fields, replacing those of
             `data`: `sequence_length`, `batch_size` (the global batch, split
             evenly across the data-parallel replicas of `strategy`),
@@ -147,62 +110,60 @@ def pretrain(
     Returns:
         dict: final and held-out metrics (`heldout`: named by objective), baselines, wall time.
     """
-    started = time.time()
-    checkpoint_every = _validate_steps(steps, checkpoint_every)
-    warmup_steps = int(0.1 * steps) if warmup_steps is None else warmup_steps
-    config = _data_config(data, data_options, seed)
-    options = objective_options(objective, size, config, generator_size, rtd_weight)
+    started, o = time.time(), options
+    checkpoint_every = _validate_steps(o.steps, o.checkpoint_every)
+    warmup_steps = int(0.1 * o.steps) if o.warmup_steps is None else o.warmup_steps
+    config = _data_config(o.data, data_options, o.seed)
+    objective = objective_options(o.objective, o.size, config, o.generator_size, o.rtd_weight)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures
     # the runtime for the cluster when it is created.
-    distributed = resolve_strategy(strategy, mesh_shape=mesh_shape, tpu=tpu)
+    distributed = resolve_strategy(o.strategy, mesh_shape=o.mesh_shape, tpu=o.tpu)
     replicas = _check_batch_split(config.batch_size, distributed)
     updates = dict(
-        learning_rate=learning_rate, weight_decay=weight_decay, warmup_steps=warmup_steps,
-        gradient_accumulation_steps=gradient_accumulation_steps,
+        learning_rate=o.learning_rate, weight_decay=o.weight_decay, warmup_steps=warmup_steps,
+        gradient_accumulation_steps=o.gradient_accumulation_steps,
     )
     job = dict(
-        corpus=str(corpus), eval_corpus=str(eval_corpus) if eval_corpus else None, size=size, steps=steps,
-        optimizer=optimizer, **updates, checkpoint_every=checkpoint_every, lowercase=lowercase, dropout=dropout,
-        dtype=str(dtype) if dtype else None, backend=keras.backend.backend(),
-        strategy=strategy if strategy is None or isinstance(strategy, str) else type(strategy).__name__,
-        mesh_shape=list(mesh_shape) if mesh_shape else None, data_parallel_size=replicas,
-        **_recorded_data_options(config), **options,
+        corpus=str(o.corpus), eval_corpus=str(o.eval_corpus) if o.eval_corpus else None, size=o.size, steps=o.steps,
+        optimizer=o.optimizer, **updates, checkpoint_every=checkpoint_every, lowercase=o.lowercase, dropout=o.dropout,
+        dtype=str(o.dtype) if o.dtype else None, backend=keras.backend.backend(),
+        strategy=o.strategy if o.strategy is None or isinstance(o.strategy, str) else type(o.strategy).__name__,
+        mesh_shape=list(o.mesh_shape) if o.mesh_shape else None, data_parallel_size=replicas,
+        **_recorded_data_options(config), **objective,
     )
     data_keys = tuple(k for k in _recorded_data_options(config) if k != "tfrecords_dir")
     runner = JobRunner(
-        output_dir, job, _RESUME_KEYS + data_keys, resume=resume, overwrite=overwrite, strategy=distributed,
-        tensorboard=tensorboard, verbose=verbose,  # progress as "Steps 1-20 of 200", not "Epoch 1/10":
-        callbacks=[*callbacks, *([CheckpointIntervalProgbar()] if verbose else [])], epoch_name="checkpoint",
+        o.output_dir, job, _RESUME_KEYS + data_keys, resume=o.resume, overwrite=o.overwrite, strategy=distributed,
+        tensorboard=o.tensorboard, verbose=o.verbose,  # progress as "Steps 1-20 of 200", not "Epoch 1/10":
+        callbacks=[*o.callbacks, *([CheckpointIntervalProgbar()] if o.verbose else [])], epoch_name="checkpoint",
     )
 
     keras.utils.set_random_seed(config.seed)
-    tokenizer = _tokenizer(vocabulary, lowercase)
+    tokenizer = _tokenizer(o.vocabulary, o.lowercase)
     model = runner.build_or_resume(
         lambda: _build_pretrainer(
-            size, tokenizer.vocabulary_size(), config, dropout, dtype,
-            create_optimizer(optimizer, total_steps=steps, **updates), steps_per_execution, **options,
+            o.size, tokenizer.vocabulary_size(), config, o.dropout, o.dtype,
+            create_optimizer(o.optimizer, total_steps=o.steps, **updates), o.steps_per_execution, **objective,
         )
     )
     train, validation, baselines = _datasets(
-        corpus, eval_corpus, eval_batches, tokenizer, config, runner.start_step, distributed, verbose
+        o.corpus, o.eval_corpus, o.eval_batches, tokenizer, config, runner.start_step, distributed, o.verbose
     )
     history = runner.fit(
-        model, train, epochs=steps // checkpoint_every, steps_per_epoch=checkpoint_every, validation_data=validation
+        model, train, epochs=o.steps // checkpoint_every, steps_per_epoch=checkpoint_every, validation_data=validation
     )
     runner.save(model, tokenizer.get_vocabulary())
-    summary = _summary(history, baselines, started, steps, runner.start_step, config.sentence_task, options)
+    summary = _summary(history, baselines, started, o.steps, runner.start_step, config.sentence_task, objective)
     runner.write_json("config.json", {"backbone": model.backbone.get_config(), "job": job, **summary})
     runner.finish()
-    if verbose and runner.chief:
-        _report(summary, os.path.join(output_dir, "model.keras"))
+    if o.verbose and runner.chief:
+        _report(summary, os.path.join(o.output_dir, "model.keras"))
     return summary
 
 
 # --------------------------------------------------------------------------- phases
 def _validate_steps(steps, checkpoint_every):
-    """`checkpoint_every` (defaulted), after checking that it divides a positive `steps`."""
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"`steps` must be a positive int. Received: steps={steps!r}")
+    """`checkpoint_every` (defaulted), after checking that it divides `steps` (positive: `PretrainOptions`)."""
     checkpoint_every = checkpoint_every or default_checkpoint_every(steps)
     if steps % checkpoint_every:
         raise ValueError(

@@ -26,6 +26,7 @@ import keras
 import numpy as np
 
 from keras_bert.jobs.checkpointing import has_checkpoint, read_checkpoint_state
+from keras_bert.jobs.job_options import positive_number
 from keras_bert.jobs.pretrain import pretrain
 
 # What a budget run trains where its caller leaves a setting out (`keras-bert pretrain --budget-minutes N`
@@ -80,11 +81,6 @@ class StepClock(keras.callbacks.Callback):
         return float(np.median(steps))
 
 
-def check_budget_minutes(budget_minutes):
-    if isinstance(budget_minutes, bool) or not isinstance(budget_minutes, (int, float)) or not budget_minutes > 0:
-        raise ValueError(f"`budget_minutes` must be a positive number; received {budget_minutes!r}")
-
-
 def with_budget_recipe(pretrain_options):
     """`(options, filled)`: `pretrain_options` with `BUDGET_RECIPE`'s value for every recipe setting they leave
     out or set to None (packing only for MLM + NSP), and `{setting: value}` of those filled in."""
@@ -137,7 +133,7 @@ def pretrain_within_budget(
             options, or a budget too short for one step per checkpoint after the
             calibration (named with what was measured; nothing written to `output_dir`).
     """
-    check_budget_minutes(budget_minutes)
+    positive_number("budget_minutes", budget_minutes)  # as `keras-bert pretrain --budget-minutes` checks it
     pretrain_options, filled = with_budget_recipe(pretrain_options)
     if verbose and filled:
         print("Budget recipe for the settings not given: " + ", ".join(f"{k}={v!r}" for k, v in filled.items()))

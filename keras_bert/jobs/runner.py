@@ -30,6 +30,7 @@ import tempfile
 
 import keras
 
+from keras_bert.atomic_files import write_atomically, write_json_atomically, write_text_atomically
 from keras_bert.distribution import is_chief, strategy_scope
 from keras_bert.jobs.checkpointing import (
     NonFiniteLossGuard,
@@ -37,9 +38,6 @@ from keras_bert.jobs.checkpointing import (
     has_checkpoint,
     load_checkpoint,
     read_checkpoint_state,
-    save_model_atomic,
-    write_atomic_json,
-    write_atomic_text,
 )
 from keras_bert.jobs.progress import PlainProgressLogger, interactive
 
@@ -234,12 +232,12 @@ class JobRunner:
 
     def save(self, model, vocabulary):
         """Writes `model.keras` and `vocab.txt` (the tokens in id order), each atomically."""
-        save_model_atomic(model, self.path("model.keras"))
-        write_atomic_text("".join(token + "\n" for token in vocabulary), self.path("vocab.txt"))
+        write_atomically(self.path("model.keras"), model.save, suffix=".keras")
+        write_text_atomically("".join(token + "\n" for token in vocabulary), self.path("vocab.txt"))
 
     def write_json(self, name, data):
         """Writes `data` as the JSON file `name` of the output folder, atomically."""
-        write_atomic_json(data, self.path(name))
+        write_json_atomically(data, self.path(name))
 
     def finish(self):
         """Deletes a non-chief worker's temporary folder."""

@@ -60,13 +60,7 @@ class BertClassifier(LabelHeadTask):
     POOLING_MODES = POOLING_MODES  # (keras_bert.option_values: the `keras-bert finetune --pooling` parser reads it there)
 
     def __init__(
-        self,
-        backbone,
-        num_classes,
-        dropout=0.1,
-        label_names=None,
-        kernel_initializer="truncated_normal",
-        pooling="cls",
+        self, backbone, num_classes, dropout=0.1, label_names=None, kernel_initializer="truncated_normal", pooling="cls",
         **kwargs,
     ):
         if pooling not in self.POOLING_MODES:

@@ -44,15 +44,7 @@ class BertTokenClassifier(LabelHeadTask):
 
     ignored_label = IGNORE_LABEL
 
-    def __init__(
-        self,
-        backbone,
-        num_classes,
-        dropout=0.1,
-        label_names=None,
-        kernel_initializer="truncated_normal",
-        **kwargs,
-    ):
+    def __init__(self, backbone, num_classes, dropout=0.1, label_names=None, kernel_initializer="truncated_normal", **kwargs):
         super().__init__(
             backbone, num_classes, dropout, label_names, kernel_initializer,
             head_input=lambda backbone_outputs, inputs: backbone_outputs["sequence_output"],  # (batch, length, hidden)

@@ -4,11 +4,9 @@
     keras_bert.load_pipeline("runs/sst")(["..."])  # a `keras-bert finetune` output folder
 """
 
-import keras
+import os
 
-import keras_bert.models  # noqa: F401  (registers the model classes for load_model)
-from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-from keras_bert.run_folders import read_run_folder
+from keras_bert.loading import load_keras_model, load_tokenizer, resolve_model
 from keras_bert.tasks import get_task, task_for_model
 
 
@@ -51,16 +49,16 @@ def load_pipeline(folder, **kwargs):
     Raises:
         FileNotFoundError: `folder` is not a fine-tuning run's folder.
     """
-    run = read_run_folder(folder)
+    files = resolve_model(folder) if os.path.exists(folder) else None
     # A `keras-bert distill` folder holds a fine-tuned student with the same record fields.
-    if run is None or run.kind not in ("finetune", "distill") or run.vocab_file is None:
+    if files is None or files.run is None or files.run.kind not in ("finetune", "distill") or files.vocabulary is None:
         raise FileNotFoundError(
             f"{folder}: not a `keras-bert finetune` output folder (it needs model.keras, vocab.txt and finetune.json)"
         )
-    job = run.job
+    job = files.job
     task = get_task(job["task"])  # "qa" in older records, "question_answerer" in newer ones
-    model = keras.saving.load_model(run.model_file)
-    tokenizer = BertTokenizer(run.vocab_file, lowercase=job["lowercase"])
+    model = load_keras_model(files, compile=True)
+    tokenizer = load_tokenizer(files, lowercase=job["lowercase"])
     options = {"sequence_length": job["sequence_length"]}
     if task.name == "question_answerer":
         options.update(doc_stride=job["doc_stride"], allow_no_answer=job["allow_no_answer"])

@@ -1,7 +1,9 @@
 """What a new user types by habit (issue 20): --version, texts after options, a broken .keras file,
 an --out folder whose parent does not exist, a pretraining run folder given where a model is expected."""
 
+import inspect
 import os
+import re
 import stat
 
 import pytest
@@ -14,7 +16,7 @@ import keras_bert.jobs.pretrain
 import keras_bert.jobs.pretrain_budget
 from harness import tiny_backbone
 from keras_bert.cli.main import main
-from keras_bert.jobs.initial_backbone import load_init
+from keras_bert.loading import load_init
 from keras_bert.models import BertClassifier, BertPretrainer
 from keras_bert.run_folders import read_run_folder
 from task_helpers import FIXTURES
@@ -125,8 +127,10 @@ def test_help_shows_the_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["finetune", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "--batch-size BATCH_SIZE (default: 32)" in text and "--epochs EPOCHS (default: 3)" in text
-    assert "--learning-rate LEARNING_RATE (default: 3e-05)" in text
+    # Each default comes from the job's options (FinetuneOptions), after the option's help.
+    for option, default in (("--batch-size BATCH_SIZE", "32"), ("--epochs EPOCHS", "3"),
+                            ("--learning-rate LEARNING_RATE", "3e-05")):
+        assert re.search(rf"{option} [^(]*(\([^)]*\)[^(]*)?\(default: {default}\)", text), option
     with pytest.raises(SystemExit):
         main(["vocab", "--help"])
     text = " ".join(capsys.readouterr().out.split())
@@ -135,18 +139,20 @@ def test_help_shows_the_defaults(capsys):
 
 @pytest.mark.only_backend("tensorflow", reason=PLUMBING)
 def test_a_budget_run_leaves_unset_settings_to_the_recipe_and_a_step_run_keeps_its_defaults(tmp_path, monkeypatch):
-    seen = {}
+    seen, job = {}, keras_bert.jobs.pretrain.pretrain
     # The command imports the jobs when it runs (so that `--help` need not load keras): patch them where they live.
     monkeypatch.setattr(keras_bert.jobs.pretrain_budget, "pretrain_within_budget", lambda **kw: seen.update(budget=kw) or {})
     monkeypatch.setattr(keras_bert.jobs.pretrain, "pretrain", lambda **kw: seen.update(steps=kw) or {})
     (tmp_path / "vocab.txt").write_text("[PAD]\n")
     argv = ["pretrain", "--corpus", "texts/", "--vocab", str(tmp_path / "vocab.txt"), "--out", str(tmp_path / "run")]
+    recipe = ("size", "learning_rate", "pack_sequences", "masking")
     assert main([*argv, "--budget-minutes", "5", "--sequence-length", "96"]) == 0
     budget = seen["budget"]
-    assert budget["size"] is None and budget["learning_rate"] is None and budget["pack_sequences"] is None
-    assert budget["masking"] is None
+    assert not set(recipe) & set(budget)  # left out: the recipe fills them
     assert budget["sequence_length"] == 96 and budget["budget_minutes"] == 5
     assert main([*argv, "--steps", "10", "--no-pack-sequences"]) == 0
     steps = seen["steps"]
-    assert (steps["size"], steps["sequence_length"], steps["learning_rate"]) == ("mini", 128, 1e-4)
-    assert steps["pack_sequences"] is False and steps["masking"] == "token" and steps["steps"] == 10
+    assert steps["pack_sequences"] is False and steps["steps"] == 10
+    assert not {"size", "learning_rate", "masking", "sequence_length"} & set(steps)  # left out: pretrain's defaults
+    defaults = inspect.signature(job).parameters  # the job's keywords: `PretrainOptions`' fields
+    assert (defaults["size"].default, defaults["learning_rate"].default) == ("mini", 1e-4)

@@ -20,7 +20,7 @@ from keras_bert.cli.main import main
 from keras_bert.converters.checkpoint import read_checkpoint
 from keras_bert.converters.presets import PRESETS
 from keras_bert.jobs.convert import convert
-from keras_bert.jobs.initial_backbone import load_init
+from keras_bert.loading.initial_backbone import load_init
 from task_helpers import FIXTURES
 
 torch = pytest.importorskip("torch")

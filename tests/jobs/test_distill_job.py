@@ -69,7 +69,7 @@ def test_refused_teachers_and_students(teacher_file, tmp_path):
     other_labels.write_text("sentence\tlabel\ngood film .\tgood\nbad film .\tbad\n", encoding="utf-8")
     with pytest.raises(ValueError, match="good"):
         distill(teacher_file, str(other_labels), tmp_path / "d", student_layers=1, verbose=0)
-    with pytest.raises(FileNotFoundError, match="finetune. output folder or a .keras"):
+    with pytest.raises(FileNotFoundError, match="--teacher: .*nowhere: no such file"):
         distill(tmp_path / "nowhere", TRAIN, tmp_path / "e", verbose=0)
 
 

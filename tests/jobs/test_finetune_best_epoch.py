@@ -103,16 +103,16 @@ class Interrupted(Exception):
 
 def test_interrupted_before_a_checkpoint_commit_resumes_to_the_same_best_epoch(files, straight, tmp_path, monkeypatch):
     """Epoch 2's best-epoch record is written, its checkpoint is not: the resumed run repeats epoch 2."""
-    writes, original = [0], checkpointing.write_atomic_json
+    writes, original = [0], checkpointing.write_json_atomically
 
-    def write_atomic_json(data, path):
+    def write_json_atomically(data, path):
         if path.endswith(checkpointing.STATE_FILE):
             writes[0] += 1
             if writes[0] == 2:
                 raise Interrupted(path)
         original(data, path)
 
-    monkeypatch.setattr(checkpointing, "write_atomic_json", write_atomic_json)
+    monkeypatch.setattr(checkpointing, "write_json_atomically", write_json_atomically)
     with pytest.raises(Interrupted):
         run(files, tmp_path)
     monkeypatch.undo()

@@ -86,16 +86,16 @@ class Interrupted(Exception):
 
 
 def test_an_interrupted_lora_run_resumes_to_the_same_adapters(files, straight, tmp_path, monkeypatch):
-    writes, original = [0], checkpointing.write_atomic_json
+    writes, original = [0], checkpointing.write_json_atomically
 
-    def write_atomic_json(data, path):
+    def write_json_atomically(data, path):
         if path.endswith(checkpointing.STATE_FILE):
             writes[0] += 1
             if writes[0] == 2:
                 raise Interrupted(path)
         original(data, path)
 
-    monkeypatch.setattr(checkpointing, "write_atomic_json", write_atomic_json)
+    monkeypatch.setattr(checkpointing, "write_json_atomically", write_json_atomically)
     with pytest.raises(Interrupted):
         run(files, tmp_path)
     monkeypatch.undo()

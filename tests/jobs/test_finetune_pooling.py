@@ -35,6 +35,7 @@ def run(files, out, init=None, **overrides):
 
 def test_the_cli_flag_trains_and_saves_a_mean_pooled_classifier(files, tmp_path):
     from keras_bert.cli.finetune import add_finetune_arguments, run_finetune
+    from keras_bert.jobs.finetune_options import FinetuneOptions
 
     parser = argparse.ArgumentParser()
     add_finetune_arguments(parser)
@@ -48,7 +49,9 @@ def test_the_cli_flag_trains_and_saves_a_mean_pooled_classifier(files, tmp_path)
     model = keras.saving.load_model(str(out / "model.keras"))
     assert model.pooling == "mean"
     assert json.loads((out / "finetune.json").read_text())["job"]["pooling"] == "mean"
-    assert parser.parse_args(["--task", "classify", "--init", "x", "--train", "x", "--out", "x"]).pooling == "cls"
+    # Left out, the option is not passed: the job's default (FinetuneOptions) holds.
+    assert "pooling" not in vars(parser.parse_args(["--task", "classify", "--init", "x", "--train", "x", "--out", "x"]))
+    assert FinetuneOptions.defaults("pooling") == {"pooling": "cls"}
     with pytest.raises(SystemExit):
         parser.parse_args(["--task", "classify", "--init", "x", "--train", "x", "--out", "x", "--pooling", "max"])
 
@@ -72,7 +75,7 @@ def pretraining_folder(files, folder, **job):
 
 
 def test_pooler_never_trained_reads_the_pretraining_record(files, tmp_path):
-    from keras_bert.jobs.initial_backbone import pooler_never_trained
+    from keras_bert.loading import pooler_never_trained
 
     roberta = pretraining_folder(files, tmp_path / "roberta", objective="bert", sentence_task="none")
     electra = pretraining_folder(files, tmp_path / "electra", objective="electra", sentence_task="nsp")

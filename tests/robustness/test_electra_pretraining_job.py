@@ -15,7 +15,7 @@ import pytest
 
 from keras_bert import BertClassifier, ElectraBackbone, ElectraPretrainer
 from keras_bert.jobs.checkpointing import STATE_FILE
-from keras_bert.jobs.initial_backbone import load_init
+from keras_bert.loading import load_init
 from keras_bert.jobs.pretrain import pretrain
 from robustness_helpers import AUSTEN, FIXTURE_VOCAB, assert_resumed_equal, max_weight_delta, run_child, run_cli
 from test_interrupted_training import CHILD, KILL_SEED

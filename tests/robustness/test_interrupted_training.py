@@ -53,16 +53,16 @@ if mode == "step":
 elif mode == "commit":
     # Dies after checkpoint number `at` has its .keras file in place, just
     # before checkpoint.json would name it: the most delicate moment of a write.
-    writes, original = [0], checkpointing.write_atomic_json
+    writes, original = [0], checkpointing.write_json_atomically
 
-    def write_atomic_json(data, path):
+    def write_json_atomically(data, path):
         if os.path.basename(path) == checkpointing.STATE_FILE:
             writes[0] += 1
             if writes[0] == at:
                 die()
         original(data, path)
 
-    checkpointing.write_atomic_json = write_atomic_json
+    checkpointing.write_json_atomically = write_json_atomically
 
 from keras_bert.cli import main
 

@@ -1,0 +1,89 @@
+"""FinetuneOptions: every option of `finetune` and of `keras-bert finetune`, with its default, in one place.
+
+Defaults follow the BERT paper's fine-tuning recipe: AdamW (weight decay
+0.01, not on LayerNorm and biases), learning rate 3e-5 with linear warmup
+over the first 10% of steps and linear decay to 0, 3 epochs, batch 32,
+dropout 0.1. The task file options at the end are every task's; each task
+reads its own (`FinetuneTaskJob.OPTIONS` names them).
+"""
+
+import dataclasses
+
+from keras_bert.jobs.distribution_options import DistributionOptions
+from keras_bert.jobs.job_options import option, positive_int
+from keras_bert.jobs.labelled_training_options import LabelledTrainingOptions
+from keras_bert.option_values import POOLING_MODES
+from keras_bert.tasks import CLI_NAMES, TASKS
+
+_BEST_EPOCH = "with --eval: best epoch and early stopping"
+_TEXT_FILES = "classify / regress / multiple-choice files"
+_CONLL = "ner (CoNLL files)"
+_SQUAD = "qa (SQuAD JSON)"
+_SWAG = "multiple-choice (SWAG-style)"
+
+
+def task_word(value):
+    """The CLI word of a task given by its CLI word or its registry name ("classifier" -> "classify")."""
+    return TASKS[value].cli_name if value in TASKS else value
+
+
+@dataclasses.dataclass(frozen=True)
+class FinetuneOptions(DistributionOptions, LabelledTrainingOptions):
+    """The options of a fine-tuning run (`keras_bert.jobs.finetune.finetune`); each field's help says what it does."""
+
+    POSITIONAL = ("task", "init", "train", "output_dir")
+
+    # argparse converts with `type` before it checks `choices`: registry names are accepted and become CLI
+    # words, while --help and the "invalid choice" error list the CLI words only.
+    task: str = option(help="classify, regress, ner, qa, multiple-choice (or the registry names: classifier, ...)",
+                       type=task_word, choices=list(CLI_NAMES))
+    init: str = option(help="Hugging Face BERT folder, .keras file (backbone, pretrainer or task model), preset name "
+                            "(bert_base_en_uncased, google-bert/bert-base-uncased, ...: keras_bert.list_presets()) or "
+                            "hf://owner/name, a job's --out folder, or a size name (tiny, mini, ...) for random "
+                            "weights (see keras_bert.loading)")
+    dropout: float = option(0.1, "dropout of the backbone and the head", type=float)
+    freeze_backbone: bool = option(False, "train the task head only", switches={"--freeze-backbone": True})
+    monitor: str = option("val_loss", "validation metric that picks the best epoch: val_loss (smaller is better), "
+                                      "or e.g. val_accuracy (larger is better)", group=_BEST_EPOCH)
+    early_stopping_patience: int = option(None, "stop after N epochs without a better --monitor", type=int,
+                                          metavar="N", check=positive_int, group=_BEST_EPOCH)
+    select_best: bool = option(True, "model.keras is the last epoch's, not the best epoch's (the default with --eval)",
+                               switches={"--keep-last-epoch": False}, group=_BEST_EPOCH)
+    lora_rank: int = option(None, "LoRA: train rank-R adapters on the encoder kernels and the head only; writes "
+                                  "adapter.npz (adapters and head) beside model.keras (adapters merged)", type=int,
+                            metavar="R", check=positive_int)
+    lora_alpha: float = option(None, "LoRA scale: the update is multiplied by A / R (default A = R)", type=float,
+                               metavar="A")
+    # ----------------------------------------------------------------- every task's file options
+    format: str = option(None, "default: from the file extension", choices=["tsv", "csv", "jsonl"],
+                         group=_TEXT_FILES)
+    header: bool = option(True, "TSV/CSV without a header row: columns are 0-based numbers",
+                          switches={"--no-header": False}, group=_TEXT_FILES)
+    text_column: object = option("sentence", "the text column", group=_TEXT_FILES)
+    pair_column: object = option(None, "second text of sentence pairs", group=_TEXT_FILES)
+    label_column: object = option(
+        "label", "classify: a class name per row (any text or integer; the classes are the training file's distinct "
+                 "labels, sorted, numerically if all are integers; with two, F1 is reported for the second, e.g. "
+                 "'positive' of negative/positive or 1 of 0/1); regress: a real number",
+        group=_TEXT_FILES)
+    window_stride: int = option(None, "split long single texts into windows every N tokens (default half a window; "
+                                      "0 truncates); held-out logits are averaged per text", type=int,
+                                group=_TEXT_FILES)
+    pooling: str = option("cls", "the head's input: BERT's pooler on [CLS], or the mean of the token vectors (for a "
+                                 "backbone pretrained without NSP/SOP, whose pooler never trained)",
+                          choices=POOLING_MODES, group=_TEXT_FILES)
+    word_column: int = option(0, "the word column", type=int, group=_CONLL)
+    tag_column: int = option(-1, "the tag column", type=int, group=_CONLL)
+    doc_stride: int = option(128, "tokens between the starts of a long context's windows", type=int, group=_SQUAD)
+    max_query_length: int = option(64, "question tokens kept", type=int, group=_SQUAD)
+    max_answer_length: int = option(30, "longest answer in tokens", type=int, group=_SQUAD)
+    n_best_size: int = option(20, "start and end candidates per window", type=int, group=_SQUAD)
+    allow_no_answer: bool = option(None, "answer '' when [CLS] wins (default: whether the training data has "
+                                         "unanswerable questions)", cli=False)
+    null_score_diff_threshold: float = option(0.0, "how much [CLS] must win by for no answer", type=float,
+                                              group=_SQUAD)
+    on_mismatch: str = option("raise", "skip (and count) questions whose answer offsets do not match the context",
+                              switches={"--skip-mismatched-answers": "skip"}, group=_SQUAD)
+    context_column: object = option("sent1", "the context column", group=_SWAG)
+    question_column: object = option("sent2", "text put before every choice ('' for none)", group=_SWAG)
+    choice_columns: list = option(None, "default: the columns named ending0, ending1, ...", nargs="+", group=_SWAG)
