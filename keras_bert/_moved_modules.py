@@ -16,6 +16,7 @@ import warnings
 # old dotted path -> new dotted path
 MOVED_MODULES = {
     "keras_bert.layers._utils": "keras_bert.layers.arguments",
+    "keras_bert.converters.json_files": "keras_bert.json_files",
     "keras_bert.export.export_worker": "keras_bert.export.tensorflow_worker.__main__",
     "keras_bert.export.saved_model_export": "keras_bert.export.saved_model.saved_model_export",
     "keras_bert.export.serving_module": "keras_bert.export.saved_model.serving_module",

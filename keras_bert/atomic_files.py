@@ -56,13 +56,18 @@ def write_atomically(path, write, suffix=""):
     tmp = os.path.join(folder, f"{stem}.tmp-{os.getpid()}{suffix}")
     try:
         write(tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        _replace_file(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
-    fsync_directory(folder)
+
+
+def _replace_file(tmp, path):
+    """Flushes the finished file `tmp`, renames it over `path` and flushes the folder's entry."""
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_directory(os.path.dirname(os.path.abspath(path)))
 
 
 def write_text_atomically(text, path):
@@ -78,6 +83,53 @@ def write_text_atomically(text, path):
 def write_json_atomically(data, path):
     """`json.dump(data)` to `path`, indented, through a temporary file and a rename."""
     write_text_atomically(json.dumps(data, indent=2, ensure_ascii=False), path)
+
+
+def replace_atomically(destination, overwrite, write):
+    """Runs `write(temporary path)`, which creates a file or a folder there, then renames it to `destination`.
+
+    The temporary path lies beside `destination` (same file system), so the
+    rename is atomic; on any error it is removed and `destination` is as
+    before. A folder replaces an existing one through `staging_folder`'s swap.
+
+    Args:
+        destination: final path of a file or folder.
+        overwrite: bool, whether an existing destination may be replaced (an
+            empty folder counts as none).
+        write: function(temporary path) that creates the file or folder there.
+
+    Returns:
+        The absolute destination.
+
+    Raises:
+        FileExistsError: `destination` exists and `overwrite` is False.
+    """
+    destination = os.path.abspath(os.fspath(destination))
+    exists = os.path.exists(destination)
+    if exists and os.path.isdir(destination) and not os.listdir(destination):
+        exists = False  # an empty folder is as good as none
+    if exists and not overwrite:
+        raise FileExistsError(f"{destination} exists; pass overwrite=True (--overwrite) to replace it.")
+    parent, base = os.path.split(destination)
+    os.makedirs(parent, exist_ok=True)
+    suffix = ".keras" if base.endswith(".keras") else ""  # keras insists on the extension
+    fd, temporary = tempfile.mkstemp(prefix=f".{base}.tmp-", suffix=suffix, dir=parent)
+    os.close(fd)
+    os.remove(temporary)
+    try:
+        write(temporary)
+        if os.path.isdir(temporary):
+            fsync_tree(temporary)
+            _move_into_place(temporary, destination, overwrite=True)
+        else:
+            _replace_file(temporary, destination)
+    except BaseException:
+        if os.path.isdir(temporary):
+            shutil.rmtree(temporary, ignore_errors=True)
+        elif os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+    return destination
 
 
 @contextlib.contextmanager

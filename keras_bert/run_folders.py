@@ -9,8 +9,9 @@ through `read_run_folder`, so all of them accept the same folders.
 """
 
 import dataclasses
-import json
 import os
+
+from keras_bert.json_files import read_json
 
 MODEL_FILE = "model.keras"
 VOCAB_FILE = "vocab.txt"
@@ -44,24 +45,6 @@ class RunFolder:
         return None
 
 
-def read_json_record(path, what):
-    """The JSON value in the file `path`, or None when there is no such file.
-
-    Every record of a job's folder is read here: the job record, the
-    checkpoint's `checkpoint.json`, the best epoch's `best.json`.
-
-    Raises:
-        ValueError: the file is there but does not hold readable JSON; the message calls it `what`.
-    """
-    if not os.path.isfile(path):
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a readable {what}: {error}") from None
-
-
 def read_job_record(folder):
     """`(kind, job dict)` from the record in `folder`, or `(None, None)` when it has none.
 
@@ -72,7 +55,7 @@ def read_job_record(folder):
     """
     for kind, name in RECORD_FILES.items():
         path = os.path.join(folder, name)
-        record = read_json_record(path, "job record")
+        record = read_json(path, "job record", expected=None, if_missing=None)
         if record is None:
             continue
         job = record.get("job") if isinstance(record, dict) else None

@@ -13,7 +13,7 @@ import numpy as np
 
 from keras_bert.converters import hf_bert
 from keras_bert.converters.hf_families import family
-from keras_bert.converters.json_files import read_json
+from keras_bert.json_files import read_json
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 

@@ -17,7 +17,7 @@ are named by class name (`keras_bert.models` builds on this package).
 import dataclasses
 import os
 
-from keras_bert.converters.json_files import read_json
+from keras_bert.json_files import read_json
 
 TASK_MODELS = {
     "BertForSequenceClassification": "BertClassifier",

@@ -26,11 +26,10 @@ not stored. Numpy and safetensors only: transformers is not needed to write.
 
 import json
 import os
-import shutil
-import tempfile
 
 import numpy as np
 
+from keras_bert.atomic_files import replace_atomically
 from keras_bert.converters import tokenizer_files
 from keras_bert.converters.hf_bert import FAMILY as BERT
 from keras_bert.converters.hf_config_fields import HF_ACTIVATION_NAMES  # noqa: F401 (importable from here, as before)
@@ -133,49 +132,6 @@ def _tokenizer_config(do_lower_case, max_length, tokenizer=None):
     }
 
 
-def atomic_destination(destination, overwrite, write):
-    """Runs `write(temporary_path)`, then moves the result to `destination` in one rename.
-
-    The temporary path lies beside `destination` (same file system), so the
-    rename is atomic; on any error it is removed and `destination` is as
-    before. An existing destination is replaced only when `overwrite`.
-
-    Args:
-        destination: final path of a file or folder.
-        overwrite: bool, whether an existing destination may be replaced.
-        write: function(temporary path) that creates the file or folder there.
-    """
-    destination = os.path.abspath(os.fspath(destination))
-    exists = os.path.exists(destination)
-    if exists and os.path.isdir(destination) and not os.listdir(destination):
-        exists = False  # an empty folder is as good as none
-    if exists and not overwrite:
-        raise FileExistsError(f"{destination} exists; pass overwrite=True (--overwrite) to replace it.")
-    parent, base = os.path.split(destination)
-    os.makedirs(parent, exist_ok=True)
-    suffix = ".keras" if base.endswith(".keras") else ""  # keras insists on the extension
-    fd, temporary = tempfile.mkstemp(prefix=f".{base}.tmp-", suffix=suffix, dir=parent)
-    os.close(fd)
-    os.remove(temporary)
-    try:
-        write(temporary)
-        if os.path.isdir(destination) and os.path.isdir(temporary):
-            # A folder cannot replace a non-empty folder in one rename: swap via a second name.
-            old = tempfile.mkdtemp(prefix=f".{base}.old-", dir=parent)
-            os.rename(destination, os.path.join(old, base))
-            os.rename(temporary, destination)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(temporary, destination)
-    except BaseException:
-        if os.path.isdir(temporary):
-            shutil.rmtree(temporary, ignore_errors=True)
-        elif os.path.exists(temporary):
-            os.remove(temporary)
-        raise
-    return destination
-
-
 def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, overwrite=False):
     """Writes `model` as a Hugging Face BERT checkpoint folder, atomically.
 
@@ -237,4 +193,4 @@ def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, 
             with open(os.path.join(folder, tokenizer_files.VOCABULARY_FILE), "w", encoding="utf-8") as f:
                 f.write("".join(line + "\n" for line in lines))
 
-    return atomic_destination(destination, overwrite, write)
+    return replace_atomically(destination, overwrite, write)

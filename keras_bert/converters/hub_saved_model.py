@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from keras_bert.converters.json_files import read_json
+from keras_bert.json_files import read_json
 
 METADATA_FILE = "keras_bert_export.json"
 ENCODER_FORMAT = "keras_bert.hub_encoder"

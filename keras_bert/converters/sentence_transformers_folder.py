@@ -19,7 +19,7 @@ normalisation, the common default for BERT sentence embeddings.
 
 import os
 
-from keras_bert.converters.json_files import read_json
+from keras_bert.json_files import read_json
 
 MODULES_FILE = "modules.json"
 SENTENCE_BERT_CONFIG = "sentence_bert_config.json"

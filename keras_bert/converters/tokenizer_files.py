@@ -13,7 +13,7 @@ import os
 import re
 
 from keras_bert._utf8 import read_utf8
-from keras_bert.converters.json_files import read_json
+from keras_bert.json_files import read_json
 from keras_bert.run_folders import read_run_folder
 
 VOCABULARY_FILE = "vocab.txt"

@@ -23,7 +23,7 @@ import numpy as np
 
 from keras_bert.atomic_files import write_atomically, write_json_atomically
 from keras_bert.models.lora import lora_info, save_adapter
-from keras_bert.run_folders import read_json_record
+from keras_bert.json_files import read_json
 
 WEIGHTS_FILE = "best.weights.h5"
 ADAPTER_FILE = "best.adapter.npz"
@@ -39,7 +39,7 @@ def default_mode(monitor):
 
 def read_best_record(directory):
     """The `best.json` of `directory` as a dict, or None when there is none."""
-    return read_json_record(os.path.join(directory, RECORD_FILE), "best-epoch record")
+    return read_json(os.path.join(directory, RECORD_FILE), "best-epoch record", expected=None, if_missing=None)
 
 
 def clear_best_record(directory):

@@ -26,7 +26,7 @@ import keras
 import numpy as np
 
 from keras_bert.atomic_files import write_atomically, write_json_atomically
-from keras_bert.run_folders import read_json_record
+from keras_bert.json_files import read_json
 
 MODEL_FILE = "checkpoint.keras"
 STATE_FILE = "checkpoint.json"
@@ -83,7 +83,7 @@ def save_checkpoint(model, directory, step, extra=None, model_format=None):
 def read_checkpoint_state(directory):
     """The committed `checkpoint.json` of `directory` as a dict, or None when there is none."""
     path = os.path.join(directory, STATE_FILE)
-    state = read_json_record(path, "checkpoint record")
+    state = read_json(path, "checkpoint record", expected=None, if_missing=None)
     if state is None:
         return None
     if not isinstance(state, dict) or not isinstance(state.get("step"), int):

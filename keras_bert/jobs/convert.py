@@ -27,7 +27,8 @@ import shutil
 
 from keras_bert.converters import tokenizer_files
 from keras_bert.converters.checkpoint import read_checkpoint
-from keras_bert.converters.hf_writer import atomic_destination, save_hf_checkpoint
+from keras_bert.atomic_files import replace_atomically
+from keras_bert.converters.hf_writer import save_hf_checkpoint
 from keras_bert.jobs.convert_options import ConvertOptions
 from keras_bert.jobs.job_options import takes_options
 from keras_bert.models.bert_backbone import BertBackbone
@@ -111,7 +112,7 @@ def _target(destination, to):
 
 
 def _write_keras(model, destination, vocabulary_file, do_lower_case, overwrite):
-    destination = atomic_destination(destination, overwrite, model.save)
+    destination = replace_atomically(destination, overwrite, model.save)
     vocabulary_path, config_path = tokenizer_files.keras_sidecar_files(destination)
     if vocabulary_file is None:
         # Without a vocabulary there is no tokenizer to describe; sidecars
@@ -129,8 +130,8 @@ def _write_keras(model, destination, vocabulary_file, do_lower_case, overwrite):
             json.dump({"do_lower_case": bool(do_lower_case)}, f)
             f.write("\n")
 
-    atomic_destination(vocabulary_path, True, copy_vocabulary)
-    atomic_destination(config_path, True, write_config)
+    replace_atomically(vocabulary_path, True, copy_vocabulary)
+    replace_atomically(config_path, True, write_config)
     return destination, vocabulary_path
 
 

@@ -137,7 +137,7 @@ def test_a_corrupt_checkpoint_record_or_model_file_is_refused(tmp_path):
     record = tmp_path / "checkpoint.json"
     text = record.read_text()
     record.write_text(text[: len(text) // 2])
-    with pytest.raises(ValueError, match="checkpoint.json is not a readable checkpoint record"):
+    with pytest.raises(ValueError, match=r"Cannot read the checkpoint record .*checkpoint\.json"):
         load_checkpoint(tmp_path)
     record.write_text(text)
     model_file = tmp_path / "checkpoint-00000005.keras"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from keras_bert.converters.json_files import read_json
+from keras_bert.json_files import read_json
 
 
 def test_reads_an_object_or_the_array_asked_for(tmp_path):
