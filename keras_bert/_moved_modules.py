@@ -16,6 +16,15 @@ import warnings
 # old dotted path -> new dotted path
 MOVED_MODULES = {
     "keras_bert.layers._utils": "keras_bert.layers.arguments",
+    "keras_bert.tasks": "keras_bert.task_registry",
+    "keras_bert.jobs.finetune_tasks": "keras_bert.jobs.finetune_handlers",
+    "keras_bert.preprocessing.tasks": "keras_bert.preprocessing.task_data",
+    "keras_bert.preprocessing.tasks.classification_data": "keras_bert.preprocessing.task_data.classification_data",
+    "keras_bert.preprocessing.tasks.multiple_choice_data": "keras_bert.preprocessing.task_data.multiple_choice_data",
+    "keras_bert.preprocessing.tasks.ner_data": "keras_bert.preprocessing.task_data.ner_data",
+    "keras_bert.preprocessing.tasks.packing_preprocessor": "keras_bert.preprocessing.task_data.packing_preprocessor",
+    "keras_bert.preprocessing.tasks.squad_data": "keras_bert.preprocessing.task_data.squad_data",
+    "keras_bert.preprocessing.tasks.task_features": "keras_bert.preprocessing.task_data.task_features",
     "keras_bert.converters.json_files": "keras_bert.json_files",
     "keras_bert.export.export_worker": "keras_bert.export.tensorflow_worker.__main__",
     "keras_bert.export.saved_model_export": "keras_bert.export.saved_model.saved_model_export",

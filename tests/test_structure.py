@@ -28,7 +28,7 @@ def _modules():
 
 
 def _part(module):
-    """keras_bert.models.bert_backbone -> "models"; keras_bert.tasks -> "tasks"; keras_bert -> None."""
+    """keras_bert.models.bert_backbone -> "models"; keras_bert.task_registry -> "tasks"; keras_bert -> None."""
     pieces = module.split(".")
     return pieces[1] if len(pieces) > 1 else None
 

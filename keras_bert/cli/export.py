@@ -11,7 +11,7 @@ import sys
 
 from keras_bert.cli.errors import UserError
 from keras_bert.option_values import INT8_ACCURACY_TOLERANCE as DEFAULT_TOLERANCE
-from keras_bert.tasks import CLI_NAMES
+from keras_bert.task_registry import CLI_NAMES
 
 HELP = "export a model + tokenizer: a TF SavedModel that takes raw strings, ONNX or LiteRT"
 # What a fine-tuning run records about reading long texts and decoding answers; export serves with them.

@@ -5,7 +5,7 @@
 
 `--task` takes the task registry's CLI words (classify, regress, ner, qa,
 multiple-choice) and its task names (classifier, regressor, token_classifier,
-question_answerer, multiple_choice); see `keras_bert.tasks`. Every option is a
+question_answerer, multiple_choice); see `keras_bert.task_registry`. Every option is a
 field of `keras_bert.jobs.finetune_options.FinetuneOptions`.
 """
 

@@ -34,7 +34,7 @@ import tensorflow as tf
 from keras_bert.models import BertBackbone, BertMaskedLM, BertPretrainer
 from keras_bert.postprocessing import answer_spans, entity_spans, text_windows
 from keras_bert.postprocessing.label_scores import label_scores
-from keras_bert.tasks import get_task, task_for_model
+from keras_bert.task_registry import get_task, task_for_model
 
 
 def task_kind(model):

@@ -45,7 +45,7 @@ from keras_bert.loading import find_model, load_keras_model, load_tokenizer, rep
 from keras_bert.models.distiller import Distiller, check_distillation_arguments
 from keras_bert.models.student_from_teacher import student_from_teacher, teacher_layer_indices
 from keras_bert.optimizers import create_optimizer
-from keras_bert.tasks import task_for_model
+from keras_bert.task_registry import task_for_model
 
 _TASKS = ("classifier", "token_classifier")
 # Job arguments a resumed run must share with its checkpoint's run.
@@ -226,7 +226,7 @@ def _new_distiller(teacher, job):
 def _with_teacher_logits(runner, distiller, train_features, eval_features, job, verbose):
     """`(train, eval)` features with the teacher's logits beside the labels, when they are computed up front."""
     # defers TensorFlow (features build tf.data datasets), as the tokenizer above
-    from keras_bert.preprocessing.tasks.task_features import TaskFeatures
+    from keras_bert.preprocessing.task_data.task_features import TaskFeatures
 
     if not job["precompute_teacher_logits"] or runner.start_step >= job["steps"]:
         return train_features, eval_features

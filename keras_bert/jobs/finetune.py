@@ -3,12 +3,12 @@
     keras-bert finetune --task classify --init path/to/hf_bert --train train.tsv --eval dev.tsv \\
         --text-column sentence --label-column label --out runs/sst
 
-Tasks (by their registry name or CLI word, see `keras_bert.tasks`):
+Tasks (by their registry name or CLI word, see `keras_bert.task_registry`):
 `classifier` / `classify` (single texts, or pairs with `--pair-column`),
 `regressor` / `regress` (one real-valued target), `token_classifier` / `ner`
 (CoNLL/BIO files), `question_answerer` / `qa` (SQuAD 1.1 / 2.0 JSON) and
 `multiple_choice` / `multiple-choice` (SWAG-style CSV); what each does with
-its files is in `keras_bert.jobs.finetune_tasks`. `--init` is a Hugging Face
+its files is in `keras_bert.jobs.finetune_handlers`. `--init` is a Hugging Face
 BERT folder, a `.keras` file holding a `BertBackbone` or any model with a
 `.backbone` (a `BertPretrainer` from `keras-bert pretrain`, a fine-tuned
 model), any other checkpoint `BertBackbone.from_pretrained` reads, or a size
@@ -40,7 +40,7 @@ the run after that many epochs without a better one, and finetune.json and the
 printout name the best epoch, its value, and whether the run stopped early.
 
 Task options (every task's are accepted and each task reads its own, see
-`keras_bert.jobs.finetune_tasks`; how, in `read_classification_data`,
+`keras_bert.jobs.finetune_handlers`; how, in `read_classification_data`,
 `read_conll`, `read_squad`, `squad_features`, `decode_answers` and
 `read_multiple_choice`) are `FinetuneOptions` fields too.
 """
@@ -66,7 +66,7 @@ from keras_bert.loading import load_init, pooler_never_trained
 from keras_bert.models.bert_classifier import BertClassifier
 from keras_bert.models.lora import load_adapter, lora_info
 from keras_bert.optimizers import create_optimizer
-from keras_bert.tasks import TASKS, get_task
+from keras_bert.task_registry import TASKS, get_task
 
 # Job arguments a resumed run must share with the checkpoint's run: anything
 # else would silently continue a different training.
@@ -85,7 +85,7 @@ def finetune(options):
         options: given as keywords, the fields of `FinetuneOptions` (each
             documented there; `task`, `init`, `train` and `output_dir` by
             position too): the task (a registry name or CLI word of
-            `keras_bert.tasks`), where the backbone comes from (`load_init`),
+            `keras_bert.task_registry`), where the backbone comes from (`load_init`),
             the files, the recipe, resuming, distribution, best-epoch
             selection, LoRA, and how each task reads its files.
 

@@ -13,7 +13,7 @@ from keras_bert.jobs.distribution_options import DistributionOptions
 from keras_bert.jobs.job_options import option, positive_int
 from keras_bert.jobs.labelled_training_options import LabelledTrainingOptions
 from keras_bert.option_values import POOLING_MODES
-from keras_bert.tasks import CLI_NAMES, TASKS
+from keras_bert.task_registry import CLI_NAMES, TASKS
 
 _BEST_EPOCH = "with --eval: best epoch and early stopping"
 _TEXT_FILES = "classify / regress / multiple-choice files"

@@ -15,7 +15,7 @@ class BertQuestionAnswerer(BertTask):
     `start_logits[start] + end_logits[end]`; the span `(0, 0)` at [CLS] means
     "no answer in this window" (how BERT handles SQuAD 2.0's unanswerable
     questions and windows of long contexts that miss the answer).
-    `keras_bert.preprocessing.tasks.squad_data` builds the windows and decodes the
+    `keras_bert.preprocessing.task_data.squad_data` builds the windows and decodes the
     logits back into character spans of the original context.
 
     Inputs (a dict): `token_ids`, `segment_ids`, `padding_mask`, int32 of

@@ -1,4 +1,4 @@
-"""BertTask: what every BERT model with a head shares."""
+"""BertTask: the base of the task models (every BERT model with a head)."""
 
 import contextlib
 import inspect

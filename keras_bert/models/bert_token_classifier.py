@@ -17,7 +17,7 @@ class BertTokenClassifier(LabelHeadTask):
     several wordpieces are labelled on their first wordpiece; the others,
     [CLS], [SEP] and padding carry the label -100 (or a sample weight of 0)
     and count neither in the loss nor in the accuracy (see
-    `keras_bert.preprocessing.tasks.ner_data`, which does this alignment).
+    `keras_bert.preprocessing.task_data.ner_data`, which does this alignment).
 
     Inputs (a dict): `token_ids`, `segment_ids`, `padding_mask`, int32 of
     shape `(batch_size, sequence_length)`.

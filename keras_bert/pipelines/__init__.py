@@ -5,7 +5,7 @@
     keras_bert.load_pipeline("runs/sst")(["..."])  # a `keras-bert finetune` output folder
 
 `pipeline_for(model, tokenizer)` picks the class through the task registry
-(`keras_bert.tasks`). Character offsets index the original string
+(`keras_bert.task_registry`). Character offsets index the original string
 (`text[start:end]`). The windows over long texts and the reading of the
 model's outputs (labels, entity spans, answer spans, choices) are
 `keras_bert.postprocessing`'s, the functions the exported SavedModel's

@@ -7,7 +7,7 @@
 import os
 
 from keras_bert.loading import load_keras_model, load_tokenizer, resolve_model
-from keras_bert.tasks import get_task, task_for_model
+from keras_bert.task_registry import get_task, task_for_model
 
 
 def pipeline_for(model, tokenizer, **kwargs):

@@ -11,7 +11,7 @@ import tensorflow as tf
 from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, reading_report, text_batch
 from keras_bert.postprocessing import text_windows
 from keras_bert.postprocessing.label_scores import label_scores
-from keras_bert.preprocessing.tasks.multiple_choice_data import MultipleChoiceExample
+from keras_bert.preprocessing.task_data.multiple_choice_data import MultipleChoiceExample
 
 
 class MultipleChoicePipeline(TaskPipeline):

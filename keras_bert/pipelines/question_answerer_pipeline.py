@@ -6,7 +6,7 @@
 """
 
 from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, reading_report, text_batch
-from keras_bert.preprocessing.tasks.squad_data import SquadExample, decode_answers, fit_qa_lengths, squad_features
+from keras_bert.preprocessing.task_data.squad_data import SquadExample, decode_answers, fit_qa_lengths, squad_features
 
 
 class QuestionAnswererPipeline(TaskPipeline):

@@ -8,7 +8,7 @@
 from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, reading_report, text_batch
 from keras_bert.postprocessing import text_windows
 from keras_bert.postprocessing.label_scores import label_scores
-from keras_bert.preprocessing.tasks.classification_data import ClassificationExample, classification_features
+from keras_bert.preprocessing.task_data.classification_data import ClassificationExample, classification_features
 
 
 class TextClassifierPipeline(TaskPipeline):

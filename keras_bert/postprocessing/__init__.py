@@ -10,7 +10,7 @@
 Everything here is TensorFlow ops on whole batches: the exported SavedModel
 traces these functions into its `serve_text` graph, and the Python pipelines
 (`keras_bert.pipelines`) and the fine-tuning features and evaluation
-(`keras_bert.preprocessing.tasks`) run the same functions eagerly, so a
+(`keras_bert.preprocessing.task_data`) run the same functions eagerly, so a
 served model and a pipeline cannot read a text differently. Nothing here
 imports the pipelines, the export code or the preprocessing.
 """

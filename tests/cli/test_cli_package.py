@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from keras_bert.cli import build_parser
-from keras_bert.tasks import CLI_NAMES, TASKS
+from keras_bert.task_registry import CLI_NAMES, TASKS
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "keras_bert"
 COMMANDS = ("vocab", "pretrain", "finetune", "distill", "convert", "export", "predict", "embed")

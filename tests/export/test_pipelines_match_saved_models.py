@@ -29,7 +29,7 @@ from keras_bert.pipelines import (
     TextClassifierPipeline,
     TokenClassifierPipeline,
 )
-from keras_bert.preprocessing.tasks.squad_data import fit_qa_lengths
+from keras_bert.preprocessing.task_data.squad_data import fit_qa_lengths
 from pipelines.long_text_reference import (
     LONG_CONTEXT,
     LONG_NER_TEXT,

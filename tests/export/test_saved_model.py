@@ -270,7 +270,7 @@ def test_question_answerer_equals_the_python_pipeline(models, served):
 
 @ON_TENSORFLOW_ONLY
 def test_multiple_choice_equals_predict(models, served):
-    from keras_bert.preprocessing.tasks.multiple_choice_data import BertMultipleChoicePreprocessor
+    from keras_bert.preprocessing.task_data.multiple_choice_data import BertMultipleChoicePreprocessor
 
     choices = [["good", "bad", "in Paris"], ["Oslo", "Rome", ""]]
     x = BertMultipleChoicePreprocessor(tokenizer(), SEQUENCE_LENGTH)({"context": SHORT_TEXTS[:2], "choices": choices})

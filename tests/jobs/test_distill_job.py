@@ -49,7 +49,7 @@ def test_hidden_loss_run_scores_student_and_teacher_and_resumes_to_the_same_end(
 def _accuracy(model, path):
     from keras_bert.pipelines import predict_text
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-    from keras_bert.preprocessing.tasks.classification_data import read_classification_data
+    from keras_bert.preprocessing.task_data.classification_data import read_classification_data
 
     examples = read_classification_data(path, "sentence", "label")
     rows = predict_text(model, BertTokenizer(VOCAB), [e.text for e in examples], sequence_length=16)

@@ -174,7 +174,7 @@ def test_fixture_files_agree_with_seqeval(name):
     assert 0.0 < entity_metrics(gold, predictions["every 7th tag wrong"])["f1"] < 1.0
 
 
-# The NER reader's test sentences (tests/preprocessing/tasks/test_ner_data.py) and the edge cases
+# The NER reader's test sentences (tests/preprocessing/task_data/test_ner_data.py) and the edge cases
 # the issue names; each pair is (true, predicted).
 EDGE_CASES = {
     "reader sentence": ([["B-PER", "I-PER", "O", "O", "B-LOC", "O"]], [["B-PER", "O", "O", "O", "B-LOC", "I-LOC"]]),

@@ -13,10 +13,10 @@ from harness import StopWhenLearned, run_saving_test, tiny_backbone
 from keras_bert import create_optimizer
 from keras_bert.metrics import classification_metrics, entity_metrics, regression_metrics, squad_metrics
 from keras_bert.models import BertClassifier, BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier
-from keras_bert.preprocessing.tasks.classification_data import classification_features, read_classification_data
-from keras_bert.preprocessing.tasks.multiple_choice_data import multiple_choice_features, read_multiple_choice
-from keras_bert.preprocessing.tasks.ner_data import ner_features, ner_label_names, read_conll, word_predictions
-from keras_bert.preprocessing.tasks.squad_data import decode_answers, read_squad, squad_features
+from keras_bert.preprocessing.task_data.classification_data import classification_features, read_classification_data
+from keras_bert.preprocessing.task_data.multiple_choice_data import multiple_choice_features, read_multiple_choice
+from keras_bert.preprocessing.task_data.ner_data import ner_features, ner_label_names, read_conll, word_predictions
+from keras_bert.preprocessing.task_data.squad_data import decode_answers, read_squad, squad_features
 from keras_bert.pipelines import (
     MultipleChoicePipeline,
     QuestionAnswererPipeline,

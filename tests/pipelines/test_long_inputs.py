@@ -15,8 +15,8 @@ from keras_bert.pipelines import (
     TextClassifierPipeline,
     TokenClassifierPipeline,
 )
-from keras_bert.preprocessing.tasks.squad_data import SquadExample, decode_answers, squad_features
-from keras_bert.preprocessing.tasks.task_features import max_context_mask, pair_window_spans, window_spans
+from keras_bert.preprocessing.task_data.squad_data import SquadExample, decode_answers, squad_features
+from keras_bert.preprocessing.task_data.task_features import max_context_mask, pair_window_spans, window_spans
 from long_text_reference import (
     LONG_NER_TEXT,
     classifier_logits,

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-from keras_bert.preprocessing.tasks.classification_data import classification_features, read_classification_data
-from keras_bert.preprocessing.tasks.multiple_choice_data import read_multiple_choice
-from keras_bert.preprocessing.tasks.ner_data import read_conll
-from keras_bert.preprocessing.tasks.squad_data import read_squad
+from keras_bert.preprocessing.task_data.classification_data import classification_features, read_classification_data
+from keras_bert.preprocessing.task_data.multiple_choice_data import read_multiple_choice
+from keras_bert.preprocessing.task_data.ner_data import read_conll
+from keras_bert.preprocessing.task_data.squad_data import read_squad
 from robustness_helpers import FIXTURE_VOCAB, TASK_FIXTURES
 
 pytestmark = pytest.mark.only_backend(

@@ -73,7 +73,7 @@ class ExportedModel:
 
         import keras_bert.preprocessing  # noqa: F401  (registers the tokenizer classes; defers TensorFlow)
         from keras_bert.export.runtime.runtime_model import RuntimeModel  # defers onnxruntime / LiteRT, as above
-        from keras_bert.tasks import get_task  # the registry names each task's pipeline (imported with it)
+        from keras_bert.task_registry import get_task  # the registry names each task's pipeline (imported with it)
 
         self.directory = directory
         self.runtime_model = RuntimeModel(directory, precision=precision, num_threads=num_threads)

@@ -46,7 +46,7 @@ def check_int8_accuracy(directory, eval_file, text_column="sentence", label_colu
     """
     # defers TensorFlow (the readers and the tokenizer use it): `import keras_bert.export` must not import it
     from keras_bert.export.runtime.exported_model import ExportedModel
-    from keras_bert.preprocessing.tasks.classification_data import read_classification_data  # TensorFlow, as above
+    from keras_bert.preprocessing.task_data.classification_data import read_classification_data  # TensorFlow, as above
 
     if not isinstance(tolerance, (int, float)) or tolerance < 0:
         raise ValueError(f"`tolerance` must be a number of accuracy points >= 0; received {tolerance!r}")

@@ -93,7 +93,7 @@ class ServingOptions:
 
 def _fit_qa_lengths(sequence_length, doc_stride, max_query_length):
     # defers TensorFlow (squad_data tokenizes with it): `import keras_bert.export` must not import it
-    from keras_bert.preprocessing.tasks.squad_data import fit_qa_lengths
+    from keras_bert.preprocessing.task_data.squad_data import fit_qa_lengths
 
     max_query_length, doc_stride = fit_qa_lengths(sequence_length, doc_stride, max_query_length)
     if doc_stride < 1:

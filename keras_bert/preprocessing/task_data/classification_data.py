@@ -25,8 +25,8 @@ import tensorflow as tf
 
 from keras_bert.postprocessing import text_windows
 from keras_bert.preprocessing.input_packer import BertInputPacker
-from keras_bert.preprocessing.tasks.packing_preprocessor import PackingPreprocessor
-from keras_bert.preprocessing.tasks.task_features import TaskFeatures, get_column, read_table
+from keras_bert.preprocessing.task_data.packing_preprocessor import PackingPreprocessor
+from keras_bert.preprocessing.task_data.task_features import TaskFeatures, get_column, read_table
 
 
 @dataclasses.dataclass

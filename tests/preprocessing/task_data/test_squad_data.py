@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from keras_bert.preprocessing.tasks.squad_data import SquadExample, decode_answers, read_squad, squad_features
+from keras_bert.preprocessing.task_data.squad_data import SquadExample, decode_answers, read_squad, squad_features
 from task_helpers import FIXTURES, fixture_tokenizer, write
 
 

@@ -73,30 +73,27 @@ class Task:
         return True
 
 
-_CLASSIFICATION = "keras_bert.preprocessing.tasks.classification_data"
+_CLASSIFICATION = "keras_bert.preprocessing.task_data.classification_data"
+_CLASSIFIER = Task(
+    name="classifier",
+    cli_name="classify",
+    description="labels for texts or text pairs (TSV/CSV/JSONL)",
+    model="keras_bert.models.bert_classifier:BertClassifier",
+    reader=f"{_CLASSIFICATION}:read_classification_data",
+    features=f"{_CLASSIFICATION}:classification_features",
+    finetune="keras_bert.jobs.finetune_handlers:ClassifierJob",
+    pipeline="keras_bert.pipelines.text_classifier_pipeline:TextClassifierPipeline",
+    export_outputs="keras_bert.export.task_outputs:classifier_outputs",
+)
 TASKS = {
     task.name: task
     for task in (
-        Task(
-            name="classifier",
-            cli_name="classify",
-            description="labels for texts or text pairs (TSV/CSV/JSONL)",
-            model="keras_bert.models.bert_classifier:BertClassifier",
-            reader=f"{_CLASSIFICATION}:read_classification_data",
-            features=f"{_CLASSIFICATION}:classification_features",
-            finetune="keras_bert.jobs.finetune_tasks:ClassifierJob",
-            pipeline="keras_bert.pipelines.text_classifier_pipeline:TextClassifierPipeline",
-            export_outputs="keras_bert.export.task_outputs:classifier_outputs",
-        ),
-        Task(
-            name="regressor",
-            cli_name="regress",
+        _CLASSIFIER,
+        # The classifier's model, files and pipeline with one output (`num_classes=1`).
+        dataclasses.replace(
+            _CLASSIFIER, name="regressor", cli_name="regress",
             description="one real value per text or text pair (TSV/CSV/JSONL)",
-            model="keras_bert.models.bert_classifier:BertClassifier",
-            reader=f"{_CLASSIFICATION}:read_classification_data",
-            features=f"{_CLASSIFICATION}:classification_features",
-            finetune="keras_bert.jobs.finetune_tasks:RegressorJob",
-            pipeline="keras_bert.pipelines.text_classifier_pipeline:TextClassifierPipeline",
+            finetune="keras_bert.jobs.finetune_handlers:RegressorJob",
             export_outputs="keras_bert.export.task_outputs:regressor_outputs",
         ),
         Task(
@@ -104,9 +101,9 @@ TASKS = {
             cli_name="ner",
             description="a tag per word, e.g. named entities (CoNLL / BIO files)",
             model="keras_bert.models.bert_token_classifier:BertTokenClassifier",
-            reader="keras_bert.preprocessing.tasks.ner_data:read_conll",
-            features="keras_bert.preprocessing.tasks.ner_data:ner_features",
-            finetune="keras_bert.jobs.finetune_tasks:TokenClassifierJob",
+            reader="keras_bert.preprocessing.task_data.ner_data:read_conll",
+            features="keras_bert.preprocessing.task_data.ner_data:ner_features",
+            finetune="keras_bert.jobs.finetune_handlers:TokenClassifierJob",
             pipeline="keras_bert.pipelines.token_classifier_pipeline:TokenClassifierPipeline",
             export_outputs="keras_bert.export.task_outputs:token_classifier_outputs",
         ),
@@ -115,9 +112,9 @@ TASKS = {
             cli_name="qa",
             description="answer spans in a context (SQuAD 1.1 / 2.0 JSON)",
             model="keras_bert.models.bert_question_answerer:BertQuestionAnswerer",
-            reader="keras_bert.preprocessing.tasks.squad_data:read_squad",
-            features="keras_bert.preprocessing.tasks.squad_data:squad_features",
-            finetune="keras_bert.jobs.finetune_tasks:QuestionAnswererJob",
+            reader="keras_bert.preprocessing.task_data.squad_data:read_squad",
+            features="keras_bert.preprocessing.task_data.squad_data:squad_features",
+            finetune="keras_bert.jobs.finetune_handlers:QuestionAnswererJob",
             pipeline="keras_bert.pipelines.question_answerer_pipeline:QuestionAnswererPipeline",
             export_outputs="keras_bert.export.task_outputs:question_answerer_outputs",
         ),
@@ -126,9 +123,9 @@ TASKS = {
             cli_name="multiple-choice",
             description="the best of several endings (SWAG-style CSV)",
             model="keras_bert.models.bert_multiple_choice:BertMultipleChoice",
-            reader="keras_bert.preprocessing.tasks.multiple_choice_data:read_multiple_choice",
-            features="keras_bert.preprocessing.tasks.multiple_choice_data:multiple_choice_features",
-            finetune="keras_bert.jobs.finetune_tasks:MultipleChoiceJob",
+            reader="keras_bert.preprocessing.task_data.multiple_choice_data:read_multiple_choice",
+            features="keras_bert.preprocessing.task_data.multiple_choice_data:multiple_choice_features",
+            finetune="keras_bert.jobs.finetune_handlers:MultipleChoiceJob",
             pipeline="keras_bert.pipelines.multiple_choice_pipeline:MultipleChoicePipeline",
             export_outputs="keras_bert.export.task_outputs:multiple_choice_outputs",
         ),

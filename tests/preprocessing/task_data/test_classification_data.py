@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert.preprocessing.tasks.classification_data import (
+from keras_bert.preprocessing.task_data.classification_data import (
     BertClassifierPreprocessor,
     average_windows,
     classification_features,
@@ -14,7 +14,7 @@ from keras_bert.preprocessing.tasks.classification_data import (
     encode_labels,
     read_classification_data,
 )
-from keras_bert.preprocessing.tasks.task_features import read_table, window_spans
+from keras_bert.preprocessing.task_data.task_features import read_table, window_spans
 from task_helpers import FIXTURES, fixture_tokenizer, write
 
 
@@ -146,7 +146,7 @@ def test_classification_features_of_the_pair_fixture():
 
 
 def test_length_buckets_cut_padding_and_keep_labels_aligned():
-    from keras_bert.preprocessing.tasks.ner_data import ner_features, ner_label_names, read_conll
+    from keras_bert.preprocessing.task_data.ner_data import ner_features, ner_label_names, read_conll
 
     sentences = read_conll(FIXTURES / "ner_train.conll")
     features = ner_features(sentences, fixture_tokenizer(), ner_label_names(sentences), sequence_length=32)

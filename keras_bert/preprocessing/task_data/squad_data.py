@@ -32,7 +32,7 @@ import tensorflow as tf
 
 from keras_bert._utf8 import read_utf8
 from keras_bert.postprocessing import answer_spans, text_windows
-from keras_bert.preprocessing.tasks.task_features import TaskFeatures
+from keras_bert.preprocessing.task_data.task_features import TaskFeatures
 
 ON_MISMATCH = ("raise", "skip")
 

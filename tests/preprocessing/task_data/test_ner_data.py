@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert.preprocessing.tasks.ner_data import (
+from keras_bert.preprocessing.task_data.ner_data import (
     BertTokenClassifierPreprocessor,
     TaggedSentence,
     ner_features,

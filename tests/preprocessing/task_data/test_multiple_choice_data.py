@@ -3,7 +3,7 @@
 import pytest
 import tensorflow as tf
 
-from keras_bert.preprocessing.tasks.multiple_choice_data import (
+from keras_bert.preprocessing.task_data.multiple_choice_data import (
     BertMultipleChoicePreprocessor,
     multiple_choice_features,
     read_multiple_choice,

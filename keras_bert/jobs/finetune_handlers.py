@@ -1,6 +1,6 @@
-"""What the fine-tuning job does differently per task: read files, build features and the model, evaluate.
+"""The fine-tuning handlers: what the fine-tuning job does differently per task (read files, build features and the model, evaluate).
 
-One class per task of the registry (`keras_bert.tasks`, whose `finetune` part
+One class per task of the registry (`keras_bert.task_registry`, whose `finetune` part
 names them), each with the options of its files (their defaults: `FinetuneOptions`):
 
 | task              | class               | options                                                 |
@@ -32,15 +32,15 @@ from keras_bert.models.bert_classifier import BertClassifier
 from keras_bert.models.bert_multiple_choice import BertMultipleChoice
 from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert.models.bert_token_classifier import BertTokenClassifier
-from keras_bert.preprocessing.tasks.classification_data import (
+from keras_bert.preprocessing.task_data.classification_data import (
     average_windows,
     classification_features,
     encode_labels,
     read_classification_data,
 )
-from keras_bert.preprocessing.tasks.multiple_choice_data import multiple_choice_features, read_multiple_choice
-from keras_bert.preprocessing.tasks.ner_data import ner_features, ner_label_names, read_conll, word_predictions
-from keras_bert.preprocessing.tasks.squad_data import decode_answers, read_squad, squad_features
+from keras_bert.preprocessing.task_data.multiple_choice_data import multiple_choice_features, read_multiple_choice
+from keras_bert.preprocessing.task_data.ner_data import ner_features, ner_label_names, read_conll, word_predictions
+from keras_bert.preprocessing.task_data.squad_data import decode_answers, read_squad, squad_features
 
 
 class FinetuneTaskJob(abc.ABC):

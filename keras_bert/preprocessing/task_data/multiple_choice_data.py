@@ -17,8 +17,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.preprocessing.tasks.packing_preprocessor import PackingPreprocessor
-from keras_bert.preprocessing.tasks.task_features import TaskFeatures, get_column, read_table
+from keras_bert.preprocessing.task_data.packing_preprocessor import PackingPreprocessor
+from keras_bert.preprocessing.task_data.task_features import TaskFeatures, get_column, read_table
 
 SWAG_COLUMNS = dict(context_column="sent1", question_column="sent2", label_column="label")
 _ENDING = re.compile(r"^ending(\d+)$")

@@ -25,7 +25,7 @@ import tensorflow as tf
 
 from keras_bert._utf8 import read_utf8
 from keras_bert.preprocessing.input_packer import BertInputPacker
-from keras_bert.preprocessing.tasks.task_features import TaskFeatures
+from keras_bert.preprocessing.task_data.task_features import TaskFeatures
 
 IGNORE_LABEL = -100
 _TAG = re.compile(r"^(O|[BI]-\S+)$")
