@@ -46,6 +46,9 @@ class AlbertBackbone(EncoderBackbone):
     Examples:
     ```python
     backbone = keras_bert.AlbertBackbone.from_pretrained("path/to/hf_albert_dir")
+    # 12 layers' worth of compute, one block's weights:
+    small = keras_bert.AlbertBackbone(vocabulary_size=30000, num_layers=12, num_heads=12, hidden_dim=768,
+                                      intermediate_dim=3072)
     ```
     """
 

@@ -49,6 +49,7 @@ class ElectraBackbone(EncoderBackbone):
     Examples:
     ```python
     discriminator = keras_bert.ElectraBackbone.from_pretrained("path/to/hf_electra_dir")
+    pretrainer = keras_bert.ElectraPretrainer(discriminator)  # its generator shares these embeddings
     ```
     """
 
