@@ -14,6 +14,9 @@ import pytest
 from benchmarks.studies.pretraining_payoff_gpu import data, prepare
 from harness import REPO_ROOT, SHARED_DATA, TENSORFLOW_PACKAGES, run_with_packages_hidden
 
+# The study runs in its own JAX process whatever the pass's backend: one pass checks it.
+pytestmark = pytest.mark.only_backend("jax", reason="the study is a JAX program in its own process; one pass covers it")
+
 
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory):
