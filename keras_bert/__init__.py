@@ -69,6 +69,10 @@ _LAZY = {
     "convert": "keras_bert.jobs.convert",
 }
 
+# Every public name of the package (the documentation's API reference has a page for each); `from keras_bert
+# import *` resolves the lazy ones too, so it imports TensorFlow.
+__all__ = sorted({*_MODEL_NAMES, *_LAZY})
+
 
 # Submodules reachable as attributes (`keras_bert.distribution.strategy_scope`)
 # without importing their dependencies up front.
