@@ -1,7 +1,9 @@
 """`keras-bert finetune`: fine-tune a task head on labelled files.
 
     keras-bert finetune --task classify --init path/to/hf_bert --train train.tsv --eval dev.tsv \\
-        --text-column sentence --label-column label --out runs/sst
+        --test test.tsv --text-column sentence --label-column label --out runs/sst
+
+`--eval` (validation) chooses the epoch; `--test` chooses nothing and is the figure to report.
 
 `--task` takes the task registry's CLI words (classify, regress, ner, qa,
 multiple-choice) and its task names (classifier, regressor, token_classifier,
@@ -54,7 +56,8 @@ def run_finetune(args):
     """Runs `finetune` with parsed `keras-bert finetune` arguments; returns the exit status (0).
 
     The results are in the output folder (metrics.json, finetune.json) and on
-    stdout; `--quiet` drops the progress output but still prints the held-out metrics.
+    stdout; `--quiet` drops the progress output but still prints one JSON line: the
+    `validation` and `test` metrics (each only with its file) and the chosen epoch.
     """
     # defers keras (the job builds models): `keras-bert --help` and argument errors must not wait for it
     from keras_bert.jobs.finetune import finetune
@@ -62,7 +65,8 @@ def run_finetune(args):
     keywords = _columns(job_keywords(args, FinetuneOptions))
     summary = finetune(**keywords)
     if keywords.get("verbose") == 0:
-        shown = {k: round(v, 4) if isinstance(v, float) else v for k, v in summary["metrics"].items() if k != "per_type"}
-        print(json.dumps({"held_out": shown, "best_epoch": summary["best_epoch"],
+        shown = {split: {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k != "per_type"}
+                 for split, metrics in summary["metrics"].items() if split in ("validation", "test")}
+        print(json.dumps({**shown, "best_epoch": summary["best_epoch"],
                           "model": os.path.join(keywords["output_dir"], "model.keras")}))
     return 0

@@ -20,6 +20,8 @@ class DistillOptions(LabelledTrainingOptions):
 
     teacher: str = option(help="the teacher: a `keras-bert finetune` --out folder (its vocab.txt, casing and sequence "
                                "length become the defaults), or a .keras classifier/tagger file")
+    eval: str = option(None, "held-out file: its loss is shown every epoch and student and teacher are evaluated on "
+                             "it after training; it chooses nothing")
     student_layers: int = option(3, "the student's transformer blocks, taken from every other one of the teacher's",
                                  type=int, check=positive_int)
     layer_indices: list = option(None, "the teacher blocks the student starts from (default: evenly spaced, first "

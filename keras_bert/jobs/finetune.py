@@ -1,7 +1,12 @@
 """The fine-tuning job behind `keras-bert finetune`: a pretrained BERT and labelled files in, a task model out.
 
     keras-bert finetune --task classify --init path/to/hf_bert --train train.tsv --eval dev.tsv \\
-        --text-column sentence --label-column label --out runs/sst
+        --test test.tsv --text-column sentence --label-column label --out runs/sst
+
+Which file does what: `--eval` is the validation file (scored every epoch; it
+chooses the epoch model.keras keeps and drives early stopping, so its metrics
+are optimistic), `--test` the test file (evaluated once, after training, on
+model.keras's weights; it chooses nothing: the figure to report).
 
 Tasks (by their registry name or CLI word, see `keras_bert.task_registry`):
 `classifier` / `classify` (single texts, or pairs with `--pair-column`),
@@ -25,8 +30,10 @@ Output folder:
     adapter.npz           with --lora-rank: the LoRA adapters and the head alone (model.keras has them merged)
     vocab.txt             the vocabulary it reads
     labels.json           label names in id order (classifier, token_classifier)
-    metrics.json          held-out metrics (with --eval)
-    eval_predictions.*    held-out predictions (.jsonl; predictions.json in SQuAD's format for qa)
+    metrics.json          {"validation": metrics on --eval, "test": metrics on --test, "selection": which epoch
+                          model.keras holds and what chose it}; a section only for a file given
+    eval_predictions.*    validation predictions (.jsonl; predictions.json in SQuAD's format for qa)
+    test_predictions.*    test predictions (.jsonl; test_predictions.json in SQuAD's format for qa)
     history.csv           per-epoch training (and validation) loss and metrics
     logs/                 TensorBoard logs (unless tensorboard=False)
     finetune.json         job arguments (the task by its registry name), backbone config, data counts,
@@ -34,7 +41,7 @@ Output folder:
     checkpoints/          a resumable checkpoint at every epoch end (`--resume` continues from it): the
                           last epoch's weights; with --eval also the best epoch's (best.weights.h5, best.json)
 
-With a held-out file, every epoch is scored on it; `model.keras` holds the
+With a validation file (`eval`), every epoch is scored on it; `model.keras` holds the
 best epoch by `monitor` (val_loss by default), `early_stopping_patience` ends
 the run after that many epochs without a better one, and finetune.json and the
 printout name the best epoch, its value, and whether the run stopped early.
@@ -73,8 +80,9 @@ from keras_bert.task_registry import TASKS, get_task
 _RESUME_KEYS = ("task", "train", "batch_size", "epochs", "steps", "learning_rate", "warmup_steps", "weight_decay",
                 "seed", "sequence_length", "length_buckets", "freeze_backbone", "monitor", "lora_rank", "lora_alpha",
                 "pooling")
-# Held-out reports of an earlier run, removed when this run has no --eval file.
-_EVAL_FILES = ("metrics.json", "eval_predictions.jsonl", "predictions.json")
+# Evaluation reports of an earlier run in the same folder, removed when this run does not write them.
+_VALIDATION_FILES = ("eval_predictions.jsonl", "predictions.json")
+_TEST_FILES = ("test_predictions.jsonl", "test_predictions.json")
 
 
 @takes_options(FinetuneOptions)
@@ -90,7 +98,8 @@ def finetune(options):
             selection, LoRA, and how each task reads its files.
 
     Returns:
-        dict with `metrics` (held-out, when `eval`), `history`, data `counts`,
+        dict with `metrics` (metrics.json's: `validation` on `eval`, `test` on `test`, `selection`; each
+        section only when its file is given), `history`, data `counts`,
         `best_epoch` (with `eval`: epoch, step, monitor, value, epochs_run,
         stopped_early; else None), `train_seconds`, `wall_seconds`,
         `output_dir`, `resumed_from_step`; with LoRA `lora` (rank, alpha, targets, parameter counts).
@@ -102,8 +111,9 @@ def finetune(options):
     started, o = time.time(), options
     spec = get_task(o.task)
     lora = lora_job(o.lora_rank, o.lora_alpha, o.freeze_backbone, o.verbose)  # None without a rank
-    train, eval, output_dir = os.fspath(o.train), o.eval and os.fspath(o.eval), os.fspath(o.output_dir)
-    _validate(spec, train, eval, o)
+    train, output_dir = os.fspath(o.train), os.fspath(o.output_dir)
+    eval, test = (o.eval and os.fspath(o.eval)), (o.test and os.fspath(o.test))
+    _validate(spec, train, eval, test, o)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures the runtime when it is created.
     distributed = resolve_strategy(o.strategy, mesh_shape=o.mesh_shape, tpu=o.tpu)
     task_options = _task_options(spec, o)
@@ -115,10 +125,11 @@ def finetune(options):
     if o.verbose:
         print(f"keras-bert finetune {spec.name}: {source} on the {keras.backend.backend()} backend")
 
-    train_features, eval_examples, eval_features, counts = _read_data(handler, tokenizer, train, eval, o.verbose)
+    data = _read_data(handler, tokenizer, train, eval, test, o.verbose)
+    train_features, counts = data["train"][1], data["counts"]
     schedule = _schedule(len(train_features), o.batch_size, o.epochs, o.warmup_ratio)
     job = dict(
-        task=spec.name, init=os.fspath(o.init), train=train, eval=eval, lowercase=tokenizer.lowercase,
+        task=spec.name, init=os.fspath(o.init), train=train, eval=eval, test=test, lowercase=tokenizer.lowercase,
         sequence_length=sequence_length, batch_size=o.batch_size, epochs=o.epochs, learning_rate=o.learning_rate,
         warmup_ratio=o.warmup_ratio, warmup_steps=schedule.warmup_steps, steps=schedule.steps,
         weight_decay=o.weight_decay, dropout=o.dropout, freeze_backbone=o.freeze_backbone, seed=o.seed,
@@ -139,10 +150,11 @@ def finetune(options):
 
     fit_started = time.time()
     best = _best_epoch_callback(runner, job, schedule)
-    history = _fit(runner, model, train_features, eval_features, schedule, o.batch_size, best, o.length_buckets)
+    history = _fit(runner, model, train_features, data["validation"][1], schedule, o.batch_size, best,
+                   o.length_buckets)
     train_seconds = time.time() - fit_started
     best_epoch = _select_best(runner, model, best, job)
-    metrics = _evaluate(runner, spec, handler, model, eval_features, eval_examples, o.batch_size)
+    metrics = _evaluate(runner, spec, handler, model, data, best_epoch, o.batch_size)
     lora_record = lora.save(runner, model, tokenizer) if lora else runner.save(model, tokenizer.get_vocabulary())
     if handler.label_names is not None:
         runner.write_json("labels.json", handler.label_names)
@@ -162,7 +174,7 @@ def finetune(options):
 
 
 # --------------------------------------------------------------------------- phases
-def _validate(spec, train, eval, options):
+def _validate(spec, train, eval, test, options):
     """Raises on options that would fail later, before any work is done (each one's range: `FinetuneOptions`)."""
     if options.length_buckets and spec.name == "multiple_choice":
         raise ValueError("--length-buckets does not apply to multiple choice (one length for all choices).")
@@ -173,9 +185,14 @@ def _validate(spec, train, eval, options):
         raise ValueError(
             f"`monitor` must be a validation metric such as 'val_loss' or 'val_accuracy'. Received: {monitor!r}"
         )
-    for path, flag in ((train, "--train"), (eval, "--eval")):
+    for path, flag in ((train, "--train"), (eval, "--eval"), (test, "--test")):
         if path is not None and not os.path.isfile(path):
             raise FileNotFoundError(f"{flag}: no such file: {path}")
+    # A test file that trains or chooses would report a figure selected on itself.
+    for path, flag in ((train, "--train"), (eval, "--eval")):
+        if test is not None and path is not None and os.path.samefile(test, path):
+            raise ValueError(f"--test {test} is also the {flag} file: the test set must be one that neither trains "
+                             "nor chooses anything.")
 
 
 def _distribution_record(strategy, mesh_shape, train_batch_size, distributed):
@@ -249,19 +266,19 @@ def _sequence_length(spec, sequence_length, backbone):
     return sequence_length
 
 
-def _read_data(handler, tokenizer, train, eval, verbose):
-    """`(train features, eval examples, eval features, counts)`; the eval ones None without `eval`."""
-    train_features = handler.features(handler.read(train), tokenizer, training=True)
-    eval_examples = eval_features = None
-    if eval:
-        eval_examples = handler.read(eval)
-        eval_features = handler.features(eval_examples, tokenizer, training=False)
-    counts = {"train": handler.counts(train_features)}
-    if eval_features is not None:
-        counts["eval"] = handler.counts(eval_features)
+def _read_data(handler, tokenizer, train, eval, test, verbose):
+    """{"train", "validation", "test": (examples, features) or (None, None) without the file; "counts": ...}."""
+    examples = handler.read(train)
+    data = {"train": (examples, handler.features(examples, tokenizer, training=True))}
+    for split, path in (("validation", eval), ("test", test)):
+        examples = handler.read(path) if path else None
+        data[split] = (examples, None if examples is None else handler.features(examples, tokenizer, training=False))
+    # "eval" is the validation file's count under the option's name (finetune.json readers know it by that).
+    data["counts"] = {name: handler.counts(data[split][1]) for name, split in
+                      (("train", "train"), ("eval", "validation"), ("test", "test")) if data[split][1] is not None}
     if verbose:
-        print(f"data: {counts}")
-    return train_features, eval_examples, eval_features, counts
+        print(f"data: {data['counts']}")
+    return data
 
 
 class _Schedule(collections.namedtuple("_Schedule", "batch_size steps_per_epoch steps warmup_steps")):
@@ -298,7 +315,7 @@ def _new_model(handler, backbone, freeze_backbone, optimizer, lora=None):
 
 
 def _best_epoch_callback(runner, job, schedule):
-    """The `BestEpoch` of a run with a held-out file (run before each epoch's checkpoint), else None."""
+    """The `BestEpoch` of a run with a validation file (run before each epoch's checkpoint), else None."""
     if not job["eval"]:
         return None
     best = BestEpoch(
@@ -359,7 +376,7 @@ def _fit(runner, model, train_features, eval_features, schedule, batch_size, bes
 
 
 def _select_best(runner, model, best, job):
-    """The best epoch's record (None without a held-out file); with `select_best`, its weights go into `model`."""
+    """The best epoch's record (None without a validation file); with `select_best`, its weights go into `model`."""
     record = read_best_record(best.directory) if best is not None else None
     if record is None:
         return None
@@ -376,27 +393,39 @@ def _select_best(runner, model, best, job):
     }
 
 
-def _evaluate(runner, spec, handler, model, eval_features, eval_examples, batch_size):
-    """Held-out metrics (empty without an eval file), written with the predictions to the output folder."""
-    if eval_features is None:
-        # No held-out file this time: leave no reports of an earlier run in the folder.
-        for name in _EVAL_FILES:
-            if os.path.exists(runner.path(name)):
-                os.remove(runner.path(name))
-        return {}
-    with strategy_scope(runner.strategy):  # keras.distribution (JAX) predicts on the model's devices in its scope
-        metrics, predictions = handler.evaluate(model, eval_features, eval_examples, batch_size)
-    if spec.name == "question_answerer":
-        official = {p["id"]: p["prediction"] for p in predictions}  # the official eval script's input
-        runner.write_json("predictions.json", official)
-    rows = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in predictions)
-    write_text_atomically(rows, runner.path("eval_predictions.jsonl"))
-    runner.write_json("metrics.json", metrics)
+def _evaluate(runner, spec, handler, model, data, best_epoch, batch_size):
+    """metrics.json's sections: `validation` and `test` metrics of the final model, for the files given, and
+    `selection` (which epoch model.keras holds, chosen on what); written with the predictions to the output folder.
+
+    Both sets are scored on the same weights, those of model.keras, after training: the test set's only use.
+    """
+    metrics = {}
+    for split, files in (("validation", _VALIDATION_FILES), ("test", _TEST_FILES)):
+        examples, features = data[split]
+        if features is None:  # no such file this time: leave no report of an earlier run in the folder
+            for name in files:
+                if os.path.exists(runner.path(name)):
+                    os.remove(runner.path(name))
+            continue
+        with strategy_scope(runner.strategy):  # keras.distribution (JAX) predicts on the model's devices in its scope
+            metrics[split], predictions = handler.evaluate(model, features, examples, batch_size)
+        if spec.name == "question_answerer":
+            official = {p["id"]: p["prediction"] for p in predictions}  # the official eval script's input
+            runner.write_json(files[1], official)
+        rows = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in predictions)
+        write_text_atomically(rows, runner.path(files[0]))
+    if best_epoch is not None:
+        metrics["selection"] = dict(best_epoch, chosen_on="validation")
+    if metrics:
+        runner.write_json("metrics.json", metrics)
+    elif os.path.exists(runner.path("metrics.json")):
+        os.remove(runner.path("metrics.json"))
     return metrics
 
 
 def _report(summary, model_path, epochs):
-    print(_held_out_text(summary["metrics"]))
+    for line in _evaluation_lines(summary["metrics"]):
+        print(line)
     best = summary["best_epoch"]
     if best is not None:
         waited = best["epochs_run"] - best["epoch"]
@@ -409,13 +438,23 @@ def _report(summary, model_path, epochs):
     print(f"saved {model_path}{which} ({summary['train_seconds']} s training)")
 
 
-def _held_out_text(metrics):
-    """The held-out line: for a classifier, accuracy against the majority-class baseline and which F1 it is."""
-    if not metrics:
-        return "no --eval file: no held-out metrics"
+# How the printed summary names each set: what it is, and what it did in the run.
+SET_NAMES = {"validation": "validation (--eval, chose the epoch)", "test": "test (--test, chose nothing)"}
+
+
+def _evaluation_lines(metrics):
+    """One line per evaluated set, named by what it did (nothing is called test without a --test file)."""
+    if "validation" not in metrics and "test" not in metrics:
+        return ["no --eval or --test file: no evaluation"]
+    return [f"{SET_NAMES[split]}: {_metrics_text(metrics[split])}" for split in ("validation", "test")
+            if split in metrics]
+
+
+def _metrics_text(metrics):
+    """A set's metrics: for a classifier, accuracy against the majority-class baseline and which F1 it is."""
     if "majority_class_accuracy" not in metrics:
         shown = {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k != "per_type"}
-        return f"held-out {shown}"
+        return str(shown)
     parts = [
         f"accuracy {metrics['accuracy']:.4f} (majority-class baseline {metrics['majority_class_accuracy']:.4f}: "
         f"always {metrics['majority_class']!r}, the training labels' most frequent)"
@@ -423,4 +462,4 @@ def _held_out_text(metrics):
     if "f1" in metrics:
         parts.append(f"F1 of the positive class {metrics['f1_class']!r} {metrics['f1']:.4f}")
     parts.append(f"macro F1 (unweighted mean over the classes) {metrics['macro_f1']:.4f}")
-    return "held-out " + ", ".join(parts)
+    return ", ".join(parts)

@@ -15,7 +15,7 @@ from keras_bert.jobs.labelled_training_options import LabelledTrainingOptions
 from keras_bert.option_values import POOLING_MODES
 from keras_bert.task_registry import CLI_NAMES, TASKS
 
-_BEST_EPOCH = "with --eval: best epoch and early stopping"
+_BEST_EPOCH = "with --eval (the validation file): best epoch and early stopping"
 _TEXT_FILES = "classify / regress / multiple-choice files"
 _CONLL = "ner (CoNLL files)"
 _SQUAD = "qa (SQuAD JSON)"
@@ -41,13 +41,18 @@ class FinetuneOptions(DistributionOptions, LabelledTrainingOptions):
                             "(bert_base_en_uncased, google-bert/bert-base-uncased, ...: keras_bert.list_presets()) or "
                             "hf://owner/name, a job's --out folder, or a size name (tiny, mini, ...) for random "
                             "weights (see keras_bert.loading)")
+    # Which set does what (docs/guides/fine-tuning.md): the validation file chooses, the test file only reports.
+    eval: str = option(None, "validation file: scored every epoch, it chooses the epoch model.keras keeps (--monitor) "
+                             "and drives early stopping, so its metrics are not an unbiased estimate")
+    test: str = option(None, "test file: evaluated once after training, on the weights model.keras holds; it chooses "
+                             "nothing (the figure to report)")
     dropout: float = option(0.1, "dropout of the backbone and the head", type=float)
     freeze_backbone: bool = option(False, "train the task head only", switches={"--freeze-backbone": True})
     monitor: str = option("val_loss", "validation metric that picks the best epoch: val_loss (smaller is better), "
                                       "or e.g. val_accuracy (larger is better)", group=_BEST_EPOCH)
     early_stopping_patience: int = option(None, "stop after N epochs without a better --monitor", type=int,
                                           metavar="N", check=positive_int, group=_BEST_EPOCH)
-    select_best: bool = option(True, "model.keras is the last epoch's, not the best epoch's (the default with --eval)",
+    select_best: bool = option(True, "model.keras is the last epoch's (by default, with --eval, it is the best epoch's)",
                                switches={"--keep-last-epoch": False}, group=_BEST_EPOCH)
     lora_rank: int = option(None, "LoRA: train rank-R adapters on the encoder kernels and the head only; writes "
                                   "adapter.npz (adapters and head) beside model.keras (adapters merged)", type=int,

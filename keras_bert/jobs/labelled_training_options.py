@@ -1,4 +1,8 @@
-"""LabelledTrainingOptions: what `finetune` and `distill` share: labelled files, a vocabulary, and the AdamW recipe."""
+"""LabelledTrainingOptions: what `finetune` and `distill` share: labelled files, a vocabulary, and the AdamW recipe.
+
+The evaluation files are each job's own: `finetune`'s `--eval` chooses (the best epoch, early stopping) and its
+`--test` chooses nothing, while `distill`'s `--eval` chooses nothing; their help says so.
+"""
 
 import dataclasses
 
@@ -11,7 +15,6 @@ class LabelledTrainingOptions(RunOptions):
     """A task model's training on labelled files: AdamW with linear warmup and decay to 0, full batches only."""
 
     train: str = option(help="training file")
-    eval: str = option(None, "held-out file, evaluated after training (and its loss every epoch)")
     vocab: str = option(None, "vocab.txt (default: the model's)")
     lowercase: bool = option(None, "whether the vocabulary is uncased (default: what the model records, else its "
                                    "files)",

@@ -10,7 +10,7 @@ class RunOptions(JobOptions):
     """The output folder, resuming, progress and logs of a training run (see `JobRunner`)."""
 
     output_dir: str = option(help="output folder", flag="--out")
-    verbose: int = option(1, "no progress output; one JSON line of held-out metrics", switches={"--quiet": 0})
+    verbose: int = option(1, "no progress output; one JSON line of the evaluation metrics", switches={"--quiet": 0})
     callbacks: tuple = option((), "extra Keras callbacks, run after the job's own", cli=False)
     resume: bool = option(False, "continue from the last checkpoint in --out (one is written at every epoch end); "
                                  "the run must have the job's arguments", switches={"--resume": True})

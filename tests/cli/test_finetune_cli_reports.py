@@ -1,4 +1,4 @@
-"""`keras-bert finetune`'s held-out report: the majority-class baseline, which F1 it is, the best epoch; --help.
+"""`keras-bert finetune`'s evaluation report: the majority-class baseline, which F1 it is, the best epoch; --help.
 
 The baseline is recomputed here from the files: the most frequent label of
 the training file, and the share of held-out rows that carry it.
@@ -59,10 +59,12 @@ def test_binary_report_gives_the_majority_baseline_and_the_f1_class(files, tmp_p
     assert cli(argv(files, "train.tsv", "dev.tsv", tmp_path / "run")) == 0
     printed = capsys.readouterr().out
     label, share = majority_baseline(files / "train.tsv", files / "dev.tsv")
-    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())["validation"]
     assert metrics["majority_class"] == label and metrics["majority_class_accuracy"] == pytest.approx(share)
     assert metrics["f1_class"] == "positive"  # of negative/positive, the second
-    assert f"(majority-class baseline {share:.4f}: always '{label}', the training labels' most frequent)" in printed
+    assert f"validation (--eval, chose the epoch): accuracy {metrics['accuracy']:.4f} (majority-class baseline " \
+           f"{share:.4f}: always '{label}', the training labels' most frequent)" in printed
+    assert "test (" not in printed and "held-out" not in printed  # no --test: nothing is called so
     assert f"F1 of the positive class 'positive' {metrics['f1']:.4f}" in printed
     assert f"macro F1 (unweighted mean over the classes) {metrics['macro_f1']:.4f}" in printed
     best = json.loads((tmp_path / "run" / "finetune.json").read_text())["best_epoch"]
@@ -78,7 +80,7 @@ def test_quiet_multi_class_line_has_the_baseline_and_no_single_class_f1(files, t
     assert len(printed) == 1
     line = json.loads(printed[0])
     label, share = majority_baseline(files / "train3.tsv", files / "dev3.tsv")
-    held_out = line["held_out"]
+    held_out = line["validation"]
     assert held_out["majority_class"] == label and held_out["majority_class_accuracy"] == pytest.approx(share, abs=1e-4)
     assert "f1" not in held_out and "f1_class" not in held_out and "macro_f1" in held_out
     assert json.loads((tmp_path / "run" / "labels.json").read_text()) == ["mixed", "negative", "positive"]
@@ -91,8 +93,12 @@ def test_help_states_the_label_format_and_the_new_options(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "classify: a class name per row" in text and "with two, F1 is reported for the second" in text
     for option in ("--strategy", "--mesh", "--monitor", "--early-stopping-patience", "--keep-last-epoch",
-                   "--no-tensorboard"):
+                   "--no-tensorboard", "--test"):
         assert option in text, option
+    # What each evaluation file does, said truthfully: the validation file chooses, the test file does not.
+    assert "--eval EVAL validation file: scored every epoch, it chooses the epoch model.keras keeps" in text
+    assert "--test TEST test file: evaluated once after training, on the weights model.keras holds; it chooses " \
+           "nothing" in text
 
 
 def test_early_stopping_without_a_held_out_file_is_one_line(files, tmp_path, capsys):

@@ -52,7 +52,7 @@ def files(out):
 
 
 def report(out):
-    """Per-epoch losses and held-out losses (history.csv), held-out metrics and the job record of a run."""
+    """Per-epoch losses and validation losses (history.csv), metrics.json's sections and the job record of a run."""
     folder = os.path.join(OUT, out)
     with open(os.path.join(folder, "history.csv")) as f:
         rows = [line.split(",") for line in f.read().splitlines()]

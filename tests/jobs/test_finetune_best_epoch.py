@@ -83,8 +83,8 @@ def test_model_keras_is_the_best_epoch_and_the_run_stops_after_the_patience(stra
     assert max_delta(weights(out / "model.keras"), weights(last)) > 1e-3
     last.load_weights(out / "checkpoints" / "best.weights.h5")
     assert max_delta(weights(out / "model.keras"), weights(last)) == 0.0
-    # The held-out metrics are model.keras's: the epoch-1 figures fit computed.
-    metrics = json.loads((out / "metrics.json").read_text())
+    # The validation metrics are model.keras's: the epoch-1 figures fit computed.
+    metrics = json.loads((out / "metrics.json").read_text())["validation"]
     assert metrics["accuracy"] == pytest.approx(history["val_accuracy"][0], abs=1e-6)
 
 

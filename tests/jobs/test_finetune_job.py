@@ -55,15 +55,17 @@ def test_cli_pair_classification_end_to_end(init_files, tmp_path, capsys):
     ])
     assert run_finetune(args) == 0
     printed = capsys.readouterr().out.strip().splitlines()  # --quiet: no progress, one line of results
-    assert len(printed) == 1 and set(json.loads(printed[0])) == {"held_out", "best_epoch", "model"}
+    assert len(printed) == 1 and set(json.loads(printed[0])) == {"validation", "best_epoch", "model"}
     for name in ("model.keras", "vocab.txt", "labels.json", "metrics.json", "finetune.json", "history.csv",
                  "eval_predictions.jsonl"):
         assert (out / name).exists(), name
     assert json.loads((out / "labels.json").read_text()) == ["negative", "positive"]
-    metrics = json.loads((out / "metrics.json").read_text())
+    sections = json.loads((out / "metrics.json").read_text())
+    assert set(sections) == {"validation", "selection"}  # no --test: nothing is called test
+    metrics = sections["validation"]
     assert set(metrics) == {"accuracy", "f1", "f1_class", "macro_f1", "majority_class", "majority_class_accuracy"}
     job = json.loads((out / "finetune.json").read_text())
-    assert job["metrics"] == metrics
+    assert job["metrics"] == sections and sections["selection"]["chosen_on"] == "validation"
     assert job["job"]["steps"] == 2 * 12 and job["job"]["warmup_steps"] == 2  # 400 // 32 full batches
     assert job["counts"]["train"]["examples"] == 400
     assert len((out / "history.csv").read_text().splitlines()) == 3
@@ -83,7 +85,7 @@ def test_ner_job_from_a_pretrainer_file(init_files, tmp_path):
         "ner", init_files / "pretrainer.keras", FIXTURES / "ner_train.conll", tmp_path, eval=FIXTURES / "ner_dev.conll",
         sequence_length=24, epochs=1, learning_rate=3e-3, verbose=0,
     )
-    assert {"precision", "recall", "f1", "word_accuracy"} <= set(summary["metrics"])
+    assert {"precision", "recall", "f1", "word_accuracy"} <= set(summary["metrics"]["validation"])
     model = keras.saving.load_model(tmp_path / "model.keras")
     assert model.label_names == json.loads((tmp_path / "labels.json").read_text())
     # The folder's pipeline, on raw text, finds the entities the job predicted for the same held-out sentences.
@@ -107,7 +109,7 @@ def test_qa_job_writes_squad_predictions(init_files, tmp_path):
     )
     predictions = json.loads((tmp_path / "predictions.json").read_text())
     assert len(predictions) == 120 and all(isinstance(v, str) for v in predictions.values())
-    assert {"exact_match", "f1", "has_answer_f1", "no_answer_f1"} <= set(summary["metrics"])
+    assert {"exact_match", "f1", "has_answer_f1", "no_answer_f1"} <= set(summary["metrics"]["validation"])
     job = json.loads((tmp_path / "finetune.json").read_text())["job"]
     assert job["allow_no_answer"] is True and job["doc_stride"] == 8
     assert summary["counts"]["train"]["windows"] > summary["counts"]["train"]["questions"]
@@ -119,13 +121,13 @@ def test_multiple_choice_and_regression_jobs(init_files, tmp_path):
         "multiple-choice", init_files / "backbone.keras", FIXTURES / "mc_train.csv", tmp_path / "mc",
         eval=FIXTURES / "mc_dev.csv", sequence_length=16, epochs=1, verbose=0,
     )
-    assert 0.0 <= summary["metrics"]["accuracy"] <= 1.0 and summary["counts"]["train"]["choices"] == 4
+    assert 0.0 <= summary["metrics"]["validation"]["accuracy"] <= 1.0 and summary["counts"]["train"]["choices"] == 4
     summary = finetune(
         "regress", init_files / "backbone.keras", FIXTURES / "regress_train.tsv", tmp_path / "regress",
         eval=FIXTURES / "regress_dev.tsv", label_column="score", sequence_length=16, epochs=1, freeze_backbone=True,
         length_buckets=[8, 12], verbose=0,
     )
-    assert {"pearson", "spearman", "mse"} == set(summary["metrics"])
+    assert {"pearson", "spearman", "mse"} == set(summary["metrics"]["validation"])
     assert len(summary["history"]["loss"]) == 1
     model = keras.saving.load_model(tmp_path / "regress" / "model.keras")
     assert model.num_classes == 1 and not model.backbone.trainable
@@ -169,5 +171,5 @@ def test_finetune_from_a_real_hugging_face_folder(minilm_path, tmp_path):
     job = json.loads((tmp_path / "run" / "finetune.json").read_text())
     assert job["job"]["lowercase"] is True and job["backbone"]["hidden_dim"] == 384
     assert len((tmp_path / "run" / "vocab.txt").read_text().splitlines()) == 30522
-    assert 0.0 <= summary["metrics"]["accuracy"] <= 1.0
+    assert 0.0 <= summary["metrics"]["validation"]["accuracy"] <= 1.0
     assert load_pipeline(tmp_path / "run")("A charming film.")["label"] in ("negative", "positive")

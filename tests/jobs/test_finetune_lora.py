@@ -77,7 +77,7 @@ def test_lora_run_saves_the_adapter_and_the_merged_model(files, straight):
     assert np.max(np.abs(outputs(base) - outputs(merged))) > 1e-4  # the adapters did change the model
     load_adapter(base, out / "adapter.npz")
     np.testing.assert_allclose(outputs(base), outputs(merged), atol=1e-6)
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = json.loads((out / "metrics.json").read_text())["validation"]
     assert metrics["accuracy"] == pytest.approx(summary["history"]["val_accuracy"][0], abs=1e-6)
 
 
