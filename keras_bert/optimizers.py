@@ -1,8 +1,11 @@
 """Optimizers for BERT: AdamW or LAMB with linear warmup and linear decay.
 
-Follows the BERT recipe: weight decay on every weight except LayerNorm
-parameters and biases; the learning rate rises linearly from 0 over
-`warmup_steps`, then falls linearly to 0 at `total_steps`.
+Follows the BERT recipe as transformers runs it (`torch.optim.AdamW` with
+`get_linear_schedule_with_warmup`): weight decay on every weight except
+LayerNorm parameters and biases; the learning rate rises linearly from 0 over
+`warmup_steps`, then falls linearly to 0 at `total_steps`; Adam's epsilon is
+added after the bias correction. tests/test_optimizer_parity.py trains beside
+transformers' own loop.
 """
 
 import keras
@@ -16,6 +19,9 @@ NO_DECAY_NAMES = ("gamma", "beta", "bias")
 @keras.saving.register_keras_serializable(package="keras_bert")
 class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """Linear warmup from 0 to the rate of `schedule` at step `warmup_steps`, then `schedule`.
+
+    Step `s` (from 0, the first update) of the warmup takes `peak * s / warmup_steps`, as BERT's
+    `optimization.py` and transformers' `get_linear_schedule_with_warmup` do: the first update's rate is 0.
 
     Args:
         schedule: a `keras.optimizers.schedules.LearningRateSchedule` (or a float)
@@ -41,7 +47,7 @@ class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
         warmup = float(max(self.warmup_steps, 1))
         peak = self._after(ops.zeros((), "float32"))
         after = self._after(ops.maximum(step - self.warmup_steps, 0.0))
-        return ops.where(step < self.warmup_steps, peak * (step + 1.0) / warmup, after)
+        return ops.where(step < self.warmup_steps, peak * step / warmup, after)
 
     def get_config(self):
         schedule = self.schedule
@@ -67,6 +73,23 @@ class _DecayExclusions:
         return {**super().get_config(), "exclude_from_weight_decay_names": self.exclude_from_weight_decay_names}
 
 
+def _dense(grads):
+    """The gradients with TensorFlow's IndexedSlices made dense, the rows of a token seen twice summed.
+
+    TensorFlow hands an embedding lookup's gradient over as IndexedSlices with one row per looked-up token.
+    Keras takes their rows as they are where it matters: the global norm clipping sums the squares of the rows
+    (a token seen k times counts k squares, not the square of the sum), and Adam squares the rows before adding
+    them up (v holds sum(g_i**2), not (sum g_i)**2). JAX and torch hand over the dense gradient. Measured against
+    transformers' loop (tests/test_optimizer_parity.py), TensorFlow's losses were 5.7e-4 apart after 30 steps,
+    JAX's and torch's 1.8e-7; with dense gradients TensorFlow's too agree.
+    """
+    if keras.backend.backend() != "tensorflow":
+        return grads
+    import tensorflow as tf  # deferred: the JAX and torch backends run without TensorFlow
+
+    return [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
+
+
 class _ClipAfterAllReduce:
     """Clips to `global_clipnorm` after tf.distribute has summed the replicas' gradients.
 
@@ -89,6 +112,7 @@ class _ClipAfterAllReduce:
         return tf.distribute.has_strategy() and tf.distribute.get_strategy().num_replicas_in_sync > 1
 
     def _clip_gradients(self, grads):
+        grads = _dense(grads)
         if self._clip_after_all_reduce():
             return grads
         return super()._clip_gradients(grads)
@@ -155,28 +179,94 @@ class _StepScalarsOnce:
 
 @keras.saving.register_keras_serializable(package="keras_bert")
 class BertAdamW(_StepScalarsOnce, _ClipAfterAllReduce, _DecayExclusions, keras.optimizers.AdamW):
-    """`keras.optimizers.AdamW` without decay on LayerNorm parameters and biases."""
+    """`keras.optimizers.AdamW` without decay on LayerNorm parameters and biases, with epsilon where torch adds it.
+
+    At step `t` (from 1), with `m`, `v` Adam's moments of the clipped gradient:
+
+        w = w - learning_rate * weight_decay * w                  (decayed variables only)
+        w = w - learning_rate * m_hat / (sqrt(v_hat) + epsilon)   m_hat = m / (1 - beta_1**t), v_hat = v / (1 - beta_2**t)
+
+    as `torch.optim.AdamW` (which transformers trains with) and BERT's own AdamW compute it. Keras' Adam adds
+    epsilon before the bias correction, `sqrt(v) + epsilon`, which is `sqrt(v_hat) + epsilon / sqrt(1 - beta_2**t)`:
+    a larger epsilon early in training. At BERT's epsilon of 1e-6 the two drift apart: over the 30 steps of
+    tests/test_optimizer_parity.py, beside transformers' own loop, the losses differ by up to 3.8e-4 (relative)
+    in Keras' form and 1.2e-6 in this one, on each backend.
+
+    Args:
+        epsilon_after_bias_correction: bool. True (the default): torch's update above. False: Keras' form,
+            `keras.optimizers.AdamW`'s numbers bit for bit (on TensorFlow given the dense gradients `_dense`
+            makes). A config saved before this option existed is
+            restored with False, the form it trained with.
+        **kwargs: `keras.optimizers.AdamW`'s arguments, and `exclude_from_weight_decay_names`: substrings of
+            variable names without weight decay (LayerNorm's gamma/beta and biases).
+    """
+
+    def __init__(self, *args, epsilon_after_bias_correction=True, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.amsgrad and epsilon_after_bias_correction:
+            raise ValueError("`amsgrad=True` runs Keras' own AMSGrad update: pass `epsilon_after_bias_correction=False`.")
+        self.epsilon_after_bias_correction = bool(epsilon_after_bias_correction)
+
+    def get_config(self):
+        return {**super().get_config(), "epsilon_after_bias_correction": self.epsilon_after_bias_correction}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        # Saved before the option existed: the run trained with Keras' form, and resumes with it.
+        config = {"epsilon_after_bias_correction": False, **config}
+        return super().from_config(config, custom_objects=custom_objects)
+
+    def _epsilon(self, dtype):
+        """The epsilon added to `sqrt(v)`: torch's, `epsilon * sqrt(1 - beta_2**t)`, or Keras' `epsilon`."""
+        if not self.epsilon_after_bias_correction:
+            return ops.cast(self.epsilon, dtype)
+
+        def scaled():
+            beta_2_power = ops.power(ops.cast(self.beta_2, dtype), ops.cast(self.iterations + 1, dtype))
+            return ops.cast(self.epsilon, dtype) * ops.sqrt(1 - beta_2_power)
+
+        return self._once("epsilon", dtype, scaled)
 
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
         if keras.backend.backend() != "torch" or self.amsgrad:
             return super()._backend_update_step(grads, trainable_variables, learning_rate)
         # Keras runs `keras.optimizers.AdamW` on torch as its torch_adamw.AdamW, which updates every variable in a
         # few `torch._foreach` calls; `TorchOptimizer.__new__` swaps exact classes only, so a subclass such as this
-        # one got the per-variable loop: ~12 eager ops per variable and step. This is that class's update, the
-        # numbers `keras.optimizers.AdamW` trains on torch (tests/test_optimizers.py).
+        # one got the per-variable loop: ~12 eager ops per variable and step. This is that class's update (with
+        # `_epsilon`; in Keras' form, the numbers `keras.optimizers.AdamW` trains on torch: tests/test_optimizers.py).
         # Measured, one `BertMaskedLM` train step (mini, 16x128, 20 predictions): 1.41 s instead of 1.49 s.
         import torch  # deferred: the torch backend's own module
-        from keras.src.backend.torch.optimizers import torch_adam  # deferred: exists on the torch backend only
 
         with torch.no_grad():
-            torch_adam.Adam._parallel_update_step(self, grads, trainable_variables, learning_rate)
+            self._torch_parallel_update_step(grads, trainable_variables, learning_rate)
+
+    def _torch_parallel_update_step(self, grads, keras_variables, learning_rate):
+        """Keras 3.15's torch Adam update (`torch_adam.Adam._parallel_update_step`) with `_epsilon`."""
+        import torch  # deferred: the torch backend's own module
+
+        variables = [v.value for v in keras_variables]
+        dtype = variables[0].dtype
+        lr = ops.cast(learning_rate, dtype)
+        local_step = ops.cast(self.iterations + 1, dtype)
+        beta_1_power = ops.power(ops.cast(self.beta_1, dtype), local_step)
+        beta_2_power = ops.power(ops.cast(self.beta_2, dtype), local_step)
+        alpha = lr * ops.sqrt(1 - beta_2_power) / (1 - beta_1_power)
+        m_list = [self._momentums[self._get_variable_index(v)].value for v in keras_variables]
+        v_list = [self._velocities[self._get_variable_index(v)].value for v in keras_variables]
+        torch._foreach_mul_(m_list, self.beta_1)
+        torch._foreach_add_(m_list, grads, alpha=1 - self.beta_1)
+        torch._foreach_mul_(v_list, self.beta_2)
+        torch._foreach_add_(v_list, torch._foreach_mul(grads, grads), alpha=1 - self.beta_2)
+        # A tensor epsilon (not a Python float): no device sync per step.
+        denominators = torch._foreach_add(torch._foreach_sqrt(v_list), self._epsilon(dtype))
+        torch._foreach_add_(variables, torch._foreach_div(torch._foreach_mul(m_list, alpha), denominators), alpha=-1)
 
     def update_step(self, gradient, variable, learning_rate):
         # Keras 3.15's Adam `update_step`, op for op, with its scalars computed once per step (`_once`).
         if self.amsgrad:
             return super().update_step(gradient, variable, learning_rate)
         dtype = variable.dtype
-        gradient = ops.cast(gradient, dtype)
+        gradient = ops.cast(gradient, dtype)  # dense already (`_dense`, in `_clip_gradients`)
 
         def step_size():
             lr = ops.cast(learning_rate, dtype)
@@ -190,7 +280,7 @@ class BertAdamW(_StepScalarsOnce, _ClipAfterAllReduce, _DecayExclusions, keras.o
         m, v = self._momentums[index], self._velocities[index]
         self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
         self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
-        self.assign_sub(variable, ops.divide(ops.multiply(m, alpha), ops.add(ops.sqrt(v), self.epsilon)))
+        self.assign_sub(variable, ops.divide(ops.multiply(m, alpha), ops.add(ops.sqrt(v), self._epsilon(dtype))))
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -267,8 +357,10 @@ def create_optimizer(
     total_steps=None,
     gradient_accumulation_steps=None,
     global_clipnorm=1.0,
+    epsilon=1e-6,
+    epsilon_after_bias_correction=True,
 ):
-    """An AdamW or LAMB optimizer set up as in BERT.
+    """An AdamW or LAMB optimizer set up as in BERT (and as transformers trains it).
 
     Args:
         name: "adamw" or "lamb".
@@ -282,6 +374,11 @@ def create_optimizer(
             steps with the accumulated gradient (Keras' own mechanism).
         global_clipnorm: float or None. Clip the global gradient norm (BERT clips
             at 1.0).
+        epsilon: float. Adam's epsilon (BERT's 1e-6).
+        epsilon_after_bias_correction: bool. AdamW only: True adds epsilon to
+            `sqrt(v_hat)` as torch and transformers do; False to `sqrt(v)`, as
+            `keras.optimizers.AdamW` does (see `BertAdamW`). LAMB adds it after
+            the bias correction, as its paper does.
 
     Returns:
         A `keras.optimizers.Optimizer`.
@@ -300,9 +397,10 @@ def create_optimizer(
         rate = WarmupSchedule(rate, warmup_steps)
     common = dict(learning_rate=rate, global_clipnorm=global_clipnorm, gradient_accumulation_steps=gradient_accumulation_steps)
     if name == "adamw":
-        return BertAdamW(weight_decay=weight_decay, epsilon=1e-6, **common)
+        return BertAdamW(weight_decay=weight_decay, epsilon=epsilon,
+                         epsilon_after_bias_correction=epsilon_after_bias_correction, **common)
     if name == "lamb":
-        return BertLamb(weight_decay=weight_decay, epsilon=1e-6, **common)
+        return BertLamb(weight_decay=weight_decay, epsilon=epsilon, **common)
     raise ValueError(f"`name` must be 'adamw' or 'lamb'. Received: name={name!r}")
 
 

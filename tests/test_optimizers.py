@@ -6,14 +6,24 @@ import pytest
 
 from harness import random_bert_inputs, tiny_backbone
 from keras_bert import BertClassifier, BertPretrainer, create_optimizer
-from keras_bert.optimizers import NO_DECAY_NAMES, BertAdamW, WarmupSchedule
+from keras_bert.optimizers import NO_DECAY_NAMES, BertAdamW, WarmupSchedule, _dense
 
 
-def test_linear_warmup_then_linear_decay():
-    optimizer = create_optimizer(learning_rate=1e-3, warmup_steps=10, total_steps=110)
-    schedule = optimizer._learning_rate
-    values = [float(keras.ops.convert_to_numpy(schedule(step))) for step in (0, 4, 9, 10, 60, 109)]
-    np.testing.assert_allclose(values, [1e-4, 5e-4, 1e-3, 1e-3, 5e-4, 1e-5], rtol=1e-5)
+def test_linear_warmup_then_linear_decay_as_transformers_schedules_it():
+    """Every step's rate is the one transformers' `get_linear_schedule_with_warmup` gives torch's AdamW (the first 0)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    schedule = create_optimizer(learning_rate=1e-3, warmup_steps=10, total_steps=110)._learning_rate
+    reference = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=1e-3)
+    scheduler = transformers.get_linear_schedule_with_warmup(reference, num_warmup_steps=10, num_training_steps=110)
+    expected = []
+    for _ in range(110):
+        expected.append(scheduler.get_last_lr()[0])
+        reference.step()
+        scheduler.step()
+    values = [float(keras.ops.convert_to_numpy(schedule(step))) for step in range(110)]
+    np.testing.assert_allclose(values, expected, rtol=1e-5, atol=1e-12)
+    assert values[0] == 0.0 and values[10] == pytest.approx(1e-3)
 
 
 def test_schedule_round_trips_through_config():
@@ -55,7 +65,7 @@ def _paper_lamb(weights, gradient_steps, excluded, peak, warmup_steps, total_ste
     (sqrt(v_hat) + epsilon); a decayed variable adds weight_decay * w to r
     and scales it by the trust ratio ||w|| / ||r|| (1 where a norm is 0); the
     `excluded` variables take r as it is. The rate rises linearly over
-    `warmup_steps` (step s, from 0: peak * (s + 1) / warmup_steps), then falls
+    `warmup_steps` (step s, from 0: peak * s / warmup_steps), then falls
     linearly to 0 at `total_steps`.
     """
     beta_1, beta_2 = 0.9, 0.999
@@ -65,7 +75,7 @@ def _paper_lamb(weights, gradient_steps, excluded, peak, warmup_steps, total_ste
     for s, gradients in enumerate(gradient_steps):
         t = s + 1
         if s < warmup_steps:
-            rate = peak * (s + 1) / warmup_steps
+            rate = peak * s / warmup_steps
         else:
             rate = peak * (1 - (s - warmup_steps) / (total_steps - warmup_steps))
         norm = np.sqrt(sum(np.sum(np.square(g)) for g in gradients.values()))
@@ -182,9 +192,24 @@ def test_fit_traces_the_train_step_once_and_trains_the_same_numbers():
         np.testing.assert_array_equal(a, b)
 
 
+def keras_form_adamw(**kwargs):
+    """BertAdamW with Keras' epsilon: it trains what `keras.optimizers.AdamW` trains (checked bit for bit below)."""
+    return BertAdamW(epsilon_after_bias_correction=False, **kwargs)
+
+
+class DenseGradientAdamW(keras.optimizers.AdamW):
+    """`keras.optimizers.AdamW` given dense gradients, as BertAdamW takes them on TensorFlow (`optimizers._dense`)."""
+
+    def _clip_gradients(self, grads):
+        return super()._clip_gradients(_dense(grads))
+
+
 def keras_adamw(**kwargs):
-    """`keras.optimizers.AdamW` with BertAdamW's decay exclusions: what Keras itself trains, on each backend."""
-    optimizer = keras.optimizers.AdamW(**kwargs)
+    """`keras.optimizers.AdamW` with BertAdamW's decay exclusions: what Keras itself trains, on each backend (on
+    TensorFlow from dense gradients: its IndexedSlices path mis-sums a token seen twice, see `optimizers._dense`)."""
+    # Only on TensorFlow: on torch Keras runs exactly `keras.optimizers.AdamW` (not a subclass) as its foreach update.
+    dense = keras.backend.backend() == "tensorflow"
+    optimizer = (DenseGradientAdamW if dense else keras.optimizers.AdamW)(**kwargs)
     optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
     return optimizer
 
@@ -216,11 +241,12 @@ def _fit_with(make_optimizer, accumulation=None, seed=5):
 
 
 @pytest.mark.parametrize("accumulation", [None, 2])
-def test_adamw_trains_bit_for_bit_as_keras_adamw(accumulation):
-    """BertAdamW trains the weights `keras.optimizers.AdamW` trains on this backend, bit for bit, with weight decay,
-    a schedule, clipping and gradient accumulation: its scalars computed once per step (TensorFlow, where the
-    accumulating update runs in a `tf.cond` branch) and its update in `torch._foreach` calls (torch) change nothing."""
-    _, ours = _fit_with(BertAdamW, accumulation)
+def test_adamw_in_keras_form_trains_bit_for_bit_as_keras_adamw(accumulation):
+    """BertAdamW with Keras' epsilon trains the weights `keras.optimizers.AdamW` trains on this backend, bit for bit,
+    with weight decay, a schedule, clipping and gradient accumulation: its scalars computed once per step
+    (TensorFlow, where the accumulating update runs in a `tf.cond` branch) and its update in `torch._foreach` calls
+    (torch) change nothing."""
+    _, ours = _fit_with(keras_form_adamw, accumulation)
     _, keras_own = _fit_with(keras_adamw, accumulation)
     for a, b in zip(ours, keras_own):
         np.testing.assert_array_equal(a, b)
@@ -229,7 +255,7 @@ def test_adamw_trains_bit_for_bit_as_keras_adamw(accumulation):
 @pytest.mark.only_backend("tensorflow", reason="the scalars are computed once per step on TensorFlow only, where every "
                           "traced op costs time; JAX merges the repeats in XLA and torch computes them once in its foreach update")
 def test_adamw_evaluates_the_schedule_once_per_traced_step_on_tensorflow():
-    ours, _ = _fit_with(BertAdamW)
+    ours, _ = _fit_with(keras_form_adamw)
     keras_own, _ = _fit_with(keras_adamw)
     # One trace of the train step; Keras evaluates the schedule for the update and again for every decayed variable.
     model = BertClassifier(tiny_backbone(vocabulary_size=40, max_sequence_length=8), num_classes=2)
@@ -237,3 +263,48 @@ def test_adamw_evaluates_the_schedule_once_per_traced_step_on_tensorflow():
     decayed = sum(optimizer._use_weight_decay(v) for v in model.trainable_variables)
     assert decayed > 10
     assert (ours, keras_own) == (1, 1 + decayed)
+
+
+def test_adamw_epsilon_form_round_trips_and_older_configs_keep_keras_form():
+    optimizer = create_optimizer()
+    assert optimizer.epsilon_after_bias_correction and optimizer.epsilon == 1e-6
+    assert BertAdamW.from_config(optimizer.get_config()).epsilon_after_bias_correction is True
+    older = {k: v for k, v in optimizer.get_config().items() if k != "epsilon_after_bias_correction"}
+    assert BertAdamW.from_config(older).epsilon_after_bias_correction is False  # the form it trained with
+    assert create_optimizer(epsilon_after_bias_correction=False).epsilon_after_bias_correction is False
+    with pytest.raises(ValueError, match="amsgrad=True"):
+        BertAdamW(amsgrad=True)
+
+
+def test_adamw_steps_equal_torch_adamw():
+    """Four steps of BertAdamW on fixed gradients against `torch.optim.AdamW` (epsilon 1e-6, decay on the kernel
+    only, the first step's rate 0 as in warmup): within float32 rounding, while Keras' form is visibly elsewhere."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    weights = {"kernel": rng.normal(size=(4, 3)).astype("float32"), "bias": rng.normal(size=(3,)).astype("float32")}
+    # Small gradients: where sqrt(v) is near epsilon, the two epsilon forms differ most.
+    steps = [{n: (rng.normal(size=w.shape) * 1e-5).astype("float32") for n, w in weights.items()} for _ in range(4)]
+    rates = [0.0, 0.01, 0.02, 0.01]
+
+    def ours(form_after):
+        optimizer = BertAdamW(learning_rate=lambda: rates[int(keras.ops.convert_to_numpy(optimizer.iterations))],
+                              weight_decay=0.1, epsilon=1e-6, epsilon_after_bias_correction=form_after)
+        variables = {n: keras.Variable(w, name=n) for n, w in weights.items()}
+        for gradients in steps:
+            optimizer.apply([keras.ops.convert_to_tensor(gradients[n]) for n in weights], list(variables.values()))
+        return {n: keras.ops.convert_to_numpy(v) for n, v in variables.items()}
+
+    parameters = {n: torch.nn.Parameter(torch.tensor(w)) for n, w in weights.items()}
+    reference = torch.optim.AdamW([{"params": [parameters["kernel"]], "weight_decay": 0.1},
+                                   {"params": [parameters["bias"]], "weight_decay": 0.0}], lr=0.0, eps=1e-6)
+    for rate, gradients in zip(rates, steps):
+        for group in reference.param_groups:
+            group["lr"] = rate
+        for n, p in parameters.items():
+            p.grad = torch.tensor(gradients[n])
+        reference.step()
+    expected = {n: p.detach().numpy() for n, p in parameters.items()}
+    actual, keras_form = ours(True), ours(False)
+    for n in weights:
+        np.testing.assert_allclose(actual[n], expected[n], rtol=1e-5, atol=1e-6, err_msg=n)
+        assert np.max(np.abs(keras_form[n] - expected[n])) > 1e-3, f"{n}: the two forms should differ here"
