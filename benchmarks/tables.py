@@ -50,5 +50,5 @@ def keras_hub_mlm_note(train_records):
         notes.append("keras-hub rows that record no metric (runs before 2026-11-27) compiled keras-hub with the loss "
                      "alone, while ours also computed masked-token accuracy every step: in a same-process A/B on the "
                      "AVX2 machine that metric cost keras-hub's step 3.2% on JAX and 4.2% on TensorFlow "
-                     "(`benchmarks/partial_runs/2026-11-27-0028-mlm-step-same-metric.json`).")
+                     "(`benchmarks/results_cited/2026-11-27-0028-mlm-step-same-metric.json`).")
     return " ".join(notes)

@@ -31,7 +31,7 @@ from keras_bert.jobs.pretrain import pretrain
 
 # What a budget run trains where its caller leaves a setting out (`keras-bert pretrain --budget-minutes N`
 # without --size, --sequence-length, --learning-rate, --pack-sequences or --masking). It is the best setting of
-# `benchmarks/pretraining_sweep.py`'s grid (size tiny/mini x length 64/128 x peak learning rate 1e-3/2e-3 x
+# `benchmarks/studies/pretraining_sweep/pretraining_sweep.py`'s grid (size tiny/mini x length 64/128 x peak learning rate 1e-3/2e-3 x
 # packing off/on), ranked by held-out masked-token accuracy after 3-minute budgets on a 2-core CPU, and
 # checked at a 20-minute budget (README, "Pretraining under a wall-clock budget"). At budgets of minutes on a
 # CPU, `tiny` at length 64 takes about 8x the steps `mini` at 128 does and learns more in the same time.

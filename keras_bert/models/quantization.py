@@ -37,7 +37,7 @@ def restore_quantization(model, layers):
 
 # Backends where Keras' int8 (`model.quantize("int8")`) ran SLOWER than float32 on CPU in our benchmark:
 # backend -> int8 / float32 tokens/s of a base BertBackbone, 8x128 `predict_on_batch`, alternating rounds
-# (`KERAS_BACKEND=<backend> python -m benchmarks.int8_speed --rounds 3`, 2026-11-25, 2-core AMD EPYC with
+# (`KERAS_BACKEND=<backend> python -m benchmarks.studies.int8_speed.int8_speed --rounds 3`, 2026-11-25, 2-core AMD EPYC with
 # AVX512-VNNI, load average 8-12 from other jobs: TensorFlow 45 vs 189 tokens/s, torch 19.5 vs 64.5). Keras calls no int8 matmul kernel there on CPU (torch: `torch._int_mm` is CUDA-only in
 # Keras; TensorFlow: int8 is cast up before the matmul) and quantizes activations on every call. JAX
 # (XLA:CPU int8 dot) measured 1.30x, so it is not listed.
@@ -62,7 +62,7 @@ def warn_if_int8_is_slow(mode, config=None):
     ratio = INT8_SLOWER_ON_CPU[backend]
     warnings.warn(
         f"keras_bert: Keras int8 on the {backend} backend ran at {ratio:.2f}x the speed of float32 on CPU in our "
-        f"benchmark (base BERT, batch 8 x 128, `KERAS_BACKEND={backend} python -m benchmarks.int8_speed`): Keras "
+        f"benchmark (base BERT, batch 8 x 128, `KERAS_BACKEND={backend} python -m benchmarks.studies.int8_speed.int8_speed`): Keras "
         f"has no fast int8 matmul there, so this model is now smaller but slower. For fast int8 inference export "
         f"it to ONNX Runtime (`{INT8_FASTER_ROUTE}`), or use dtype='bfloat16' or the JAX backend.",
         UserWarning,

@@ -91,7 +91,7 @@ class BertTokenizer(Tokenizer):
     Agreement: ids and offsets equal those of transformers' `BertTokenizer`
     (= `BertTokenizerFast` = what `AutoTokenizer` gives: the Rust
     `tokenizers` one, default since transformers 5) on every line of
-    ../shared/data (see benchmarks/tokenizer_agreement.py) and on random
+    ../shared/data (see benchmarks/studies/tokenizer_agreement/tokenizer_agreement.py) and on random
     Unicode of every category (tests/preprocessing/test_tokenizer_properties.py).
     The Rust tokenizer's Unicode data is its own, so "control",
     "punctuation", "nonspacing mark", the CJK ranges, lowercasing and NFD

@@ -82,7 +82,7 @@ class BytePairTokenizer(Tokenizer):
     merge per word and step, so the tokenizer is TensorFlow ops throughout:
     eager, `tf.function`, `tf.data` on any Keras backend, SavedModel.
     Agreement with transformers on ../shared/data is measured by
-    benchmarks/family_tokenizer_agreement.py.
+    benchmarks/studies/family_tokenizer_agreement/family_tokenizer_agreement.py.
 
     Args:
         vocabulary: dict token → id (the content of `vocab.json`) or the path

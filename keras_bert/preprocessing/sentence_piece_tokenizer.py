@@ -80,7 +80,7 @@ class SentencePieceTokenizer(Tokenizer):
     Everything is TensorFlow ops: the tokenizer works eagerly, in
     `tf.function`, in `tf.data.Dataset.map` on any Keras backend, and inside a
     SavedModel. Agreement with transformers on ../shared/data is measured by
-    benchmarks/family_tokenizer_agreement.py.
+    benchmarks/studies/family_tokenizer_agreement/family_tokenizer_agreement.py.
 
     Args:
         proto: the SentencePiece model: the path of a `spiece.model` file or

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from benchmarks import pretraining_payoff as payoff
+from benchmarks.studies.pretraining_payoff import pretraining_payoff as payoff
 
 
 def _args(rates, extensions=2, **more):

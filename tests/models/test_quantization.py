@@ -79,7 +79,7 @@ def test_int8_warns_once_on_the_backends_where_it_was_measured_slower(monkeypatc
     if backend in ("tensorflow", "torch"):
         assert len(ours) == 1, ours
         ratio = quantization.INT8_SLOWER_ON_CPU[backend]
-        assert f"ran at {ratio:.2f}x" in ours[0] and f"KERAS_BACKEND={backend} python -m benchmarks.int8_speed" in ours[0]
+        assert f"ran at {ratio:.2f}x" in ours[0] and f"KERAS_BACKEND={backend} python -m benchmarks.studies.int8_speed.int8_speed" in ours[0]
         assert "keras-bert export --format onnx --quantize int8" in ours[0]
         assert all(w.filename == __file__ for w in caught if "keras_bert: Keras int8" in str(w.message))
     else:  # JAX: XLA's int8 dot measured faster than float32, no warning

@@ -2,7 +2,7 @@
 
 Backend-independent (TensorFlow ops in tf.data, the same whatever KERAS_BACKEND is): tested once, as
 the BertTokenizer tests are.
-The full-data figure is benchmarks/family_tokenizer_agreement.py.
+The full-data figure is benchmarks/studies/family_tokenizer_agreement/family_tokenizer_agreement.py.
 """
 
 import json

@@ -1,6 +1,6 @@
 """Real-data parity with transformers: every 20th line of Austen and the sentiment sets.
 
-The full run over every line is `benchmarks/tokenizer_agreement.py`; this
+The full run over every line is `benchmarks/studies/tokenizer_agreement/tokenizer_agreement.py`; this
 test reuses its reader and comparison on a sample.
 """
 
@@ -11,7 +11,7 @@ import pytest
 
 from preprocessing_helpers import DATA_DIR, ONE_BACKEND_REASON, hf_fast, hf_legacy, tokenizer
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "tokenizer_agreement.py"
+_SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "studies" / "tokenizer_agreement" / "tokenizer_agreement.py"
 
 
 def _benchmark_module():

@@ -90,7 +90,7 @@ class TracedTorchModel:
         # mask so that torch may pick its flash kernel; a second graph without the mask measured no faster here
         # (H100, base 64x128 bf16, same process: 1.48M against 1.45M tokens/s, ranges overlapping) and 19% slower
         # under torch.compile "reduce-overhead" (1.76M against 2.16M;
-        # benchmarks/partial_runs/2026-11-26-1709-H100-torch-traced-attention-mask.json).
+        # benchmarks/results_cited/2026-11-26-1709-H100-torch-traced-attention-mask.json).
         self.graph_module = self._without_no_ops(self.exported_program.module())
         self._run = self.graph_module
         if compile_mode is not None:

@@ -18,9 +18,9 @@ scratch instead, for a quick check). Then, in this one process:
    tokenization; Keras: `predict_on_batch`), and one-sentence latency
    (median ms of `--latency-calls` calls).
 
-    KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.onnx_export --report benchmarks/onnx_export.json
-    KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.onnx_export --model runs/sst   # an existing run
-    KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.onnx_export --init tiny --limit-train 256 \\
+    KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.studies.onnx_export.onnx_export --report benchmarks/studies/onnx_export/onnx_export_results.json
+    KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.studies.onnx_export.onnx_export --model runs/sst   # an existing run
+    KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.studies.onnx_export.onnx_export --init tiny --limit-train 256 \\
         --limit-heldout 64 --epochs 1 --rounds 1 --latency-calls 5                           # a quick check
 
 Threads: TensorFlow uses its default pools; onnxruntime and LiteRT use

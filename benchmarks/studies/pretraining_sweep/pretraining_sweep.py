@@ -2,13 +2,13 @@
 
 Each setting of the grid (size x sequence length x learning rate x packing x masking) pretrains
 from scratch for `--budget-minutes` (calibration included) on the corpus of
-`benchmarks/pretraining_payoff.py` (five Austen novels plus the unlabeled movie-review training
+`benchmarks/studies/pretraining_payoff/pretraining_payoff.py` (five Austen novels plus the unlabeled movie-review training
 sentences, its vocabulary), and is scored on held-out *Persuasion*: masked-token accuracy (with the
 run's own masking) and NSP accuracy at the end of the budget. The ranking decided the defaults of
 `keras-bert pretrain --budget-minutes` runs (`keras_bert.jobs.pretrain_budget.BUDGET_RECIPE`; the run of
-2026-11-25 is in benchmarks/pretraining_sweep_results.json and the README).
+2026-11-25 is in benchmarks/studies/pretraining_sweep/pretraining_sweep_results.json and the README).
 
-    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/pretraining_sweep.py --budget-minutes 3 \\
+    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/studies/pretraining_sweep/pretraining_sweep.py --budget-minutes 3 \\
         [--sizes tiny mini] [--sequence-lengths 64 128] [--learning-rates 1e-3 2e-3] \\
         [--packing off on] [--maskings whole-word] [--report sweep.json]
 
@@ -23,10 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))  # the checkout
 
 from benchmarks.finetune_sentiment import read_split  # noqa: E402
-from benchmarks.pretraining_payoff import DOCUMENT_SEPARATOR, ROOT, prepare_corpus, vocabulary  # noqa: E402
+from benchmarks.studies.pretraining_payoff.pretraining_payoff import DOCUMENT_SEPARATOR, ROOT, prepare_corpus, vocabulary  # noqa: E402
 
 
 def main(argv=None):

@@ -8,7 +8,7 @@ largest absolute difference of `sequence_output` (real tokens only) and
 `pooled_output` on a padded batch of random token ids. The tests check the
 same on tiny configs (<= 1e-5); this shows the error at full size.
 
-    KERAS_BACKEND=jax python -m benchmarks.family_parity [--length 128] [--batch 4]
+    KERAS_BACKEND=jax python -m benchmarks.studies.family_parity.family_parity [--length 128] [--batch 4]
 """
 
 import argparse

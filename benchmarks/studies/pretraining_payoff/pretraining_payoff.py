@@ -13,7 +13,7 @@ Beside them: the same model from random initialisation with the same fine-tuning
 pretraining) and, for reference, all-MiniLM-L6-v2 fine-tuned with that script (0.8643, measured
 there: `benchmarks/finetune_sentiment.py`, see RESULTS.md; not rerun here).
 
-    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/pretraining_payoff.py \\
+    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/studies/pretraining_payoff/pretraining_payoff.py \\
         [--budget-minutes 20] [--objectives mlm_nsp ...] [--size mini] [--report out.json]
 
 With `--finetune-learning-rates R1 R2 ...` each model (random initialisation too) is fine-tuned at the
@@ -30,7 +30,7 @@ vocabulary, splits and random-initialisation arm), in folders suffixed by what d
 
 Writes the table (stdout, and JSON with `--report`) and one learning-curve PNG per run
 (held-out masked-token accuracy, and the sentence task's, against wall minutes) under
-`--curves` (default benchmarks/payoff_curves/), which notebook 01 shows.
+`--curves` (default benchmarks/studies/pretraining_payoff/payoff_curves/), which notebook 01 shows.
 
 Not part of the test suite: each run takes its budget (minutes) on a 2-core CPU.
 """
@@ -47,12 +47,12 @@ from pathlib import Path
 import keras
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))  # the checkout
 
 from benchmarks.finetune_sentiment import read_split, write_tsv  # noqa: E402
 from keras_bert.models.bert_classifier import BertClassifier  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 AUSTEN = ROOT / ".." / "shared" / "data" / "austen"
 HELDOUT_NOVEL = "persuasion.txt"
 # A line of its own that ends a document: every review sentence is one document, so NSP's
@@ -286,6 +286,13 @@ def finished_finetuning(out, init, files, learning_rate, args, seed=None):
     return summary if same and not stale and summary.get("metrics") else None
 
 
+def validation_metrics(summary):
+    """The metrics on the held-out file, which chose each run's epoch: metrics.json's `validation` section (records
+    written before finetune had a --test file hold them as the whole `metrics`)."""
+    metrics = summary["metrics"]
+    return metrics.get("validation", metrics)
+
+
 def finetune_run(init, files, out, args, vocab=None, learning_rate=None, seed=None):
     from keras_bert.jobs.finetune import finetune
 
@@ -294,7 +301,8 @@ def finetune_run(init, files, out, args, vocab=None, learning_rate=None, seed=No
     started = time.time()
     summary = finished_finetuning(out, init, files, learning_rate, args, seed) if args.reuse_finetuning else None
     if summary is not None:
-        return {"accuracy": round(summary["metrics"]["accuracy"], 4), "f1": round(summary["metrics"]["f1"], 4),
+        metrics = validation_metrics(summary)
+        return {"accuracy": round(metrics["accuracy"], 4), "f1": round(metrics["f1"], 4),
                 "finetune_minutes": round(summary["wall_seconds"] / 60, 2), "reused_finetuning": out}
     summary = finetune(
         "classify", init, files["train"], out, eval=files["heldout"], vocab=vocab,
@@ -302,7 +310,8 @@ def finetune_run(init, files, out, args, vocab=None, learning_rate=None, seed=No
         epochs=args.finetune_epochs, seed=seed, verbose=0 if args.quiet else 1,
         length_buckets=[16, 32, 48], tensorboard=False, overwrite=True, pooling=args.finetune_pooling,
     )
-    return {"accuracy": round(summary["metrics"]["accuracy"], 4), "f1": round(summary["metrics"]["f1"], 4),
+    metrics = validation_metrics(summary)
+    return {"accuracy": round(metrics["accuracy"], 4), "f1": round(metrics["f1"], 4),
             "finetune_minutes": round((time.time() - started) / 60, 2)}
 
 
@@ -382,7 +391,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", default=str(ROOT / "benchmarks" / ".cache" / "payoff"),
                         help="vocabulary, pretraining runs and fine-tuning runs (kept)")
-    parser.add_argument("--curves", default=str(ROOT / "benchmarks" / "payoff_curves"))
+    parser.add_argument("--curves", default=str(ROOT / "benchmarks" / "studies" / "pretraining_payoff" / "payoff_curves"))
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--report", help="write the results as JSON here")
     args = parser.parse_args(argv)

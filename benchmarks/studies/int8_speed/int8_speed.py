@@ -6,9 +6,9 @@ alternating rounds (`common.time_interleaved`). Prints one JSON line with
 tokens/s of each, the ratio int8 / fp32, the relative error of int8's
 `sequence_output`, the load average and whether the CPU has AVX512-VNNI.
 
-    KERAS_BACKEND=torch nice -n 10 .venv/bin/python -m benchmarks.int8_speed            # base 8x128
-    for b in tensorflow jax torch; do KERAS_BACKEND=$b nice -n 10 .venv/bin/python -m benchmarks.int8_speed; done
-    KERAS_BACKEND=jax .venv/bin/python -m benchmarks.int8_speed --size tiny --batch 2 --length 16 --rounds 1
+    KERAS_BACKEND=torch nice -n 10 .venv/bin/python -m benchmarks.studies.int8_speed.int8_speed  # base 8x128
+    for b in tensorflow jax torch; do KERAS_BACKEND=$b nice -n 10 .venv/bin/python -m benchmarks.studies.int8_speed.int8_speed; done
+    KERAS_BACKEND=jax .venv/bin/python -m benchmarks.studies.int8_speed.int8_speed --size tiny --batch 2 --length 16 --rounds 1
 
 `EncoderBackbone.quantize` / `BertTask.quantize` warn on the backends where
 this measured int8 slower than fp32 (`keras_bert/models/quantization.py`).

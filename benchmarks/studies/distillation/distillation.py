@@ -23,7 +23,7 @@
 Every stage's output folder is kept under benchmarks/.cache/ and reused by a
 later run (delete it to redo the stage):
 
-    KERAS_BACKEND=tensorflow nice .venv/bin/python -m benchmarks.distillation --report distillation.json
+    KERAS_BACKEND=tensorflow nice .venv/bin/python -m benchmarks.studies.distillation.distillation --report distillation.json
 
 Not part of the test suite: it takes tens of minutes on a 2-core CPU.
 """
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-CACHE = Path(__file__).resolve().parent / ".cache"
+CACHE = Path(__file__).resolve().parents[2] / ".cache"  # benchmarks/.cache
 TIMED_SENTENCES = 320
 
 

@@ -19,7 +19,7 @@ measured; 2 epochs did not fit in the time there was). Prints held-out accuracy,
 moved (max |after - before| over its trainable variables, and how many
 changed), and wall-clock minutes.
 
-    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/hub_savedmodel_finetune.py [--epochs 2] [--report out.json]
+    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/studies/hub_savedmodel_finetune/hub_savedmodel_finetune.py [--epochs 2] [--report out.json]
 
 Not part of the test suite: it takes many minutes on a 2-core CPU.
 """
@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
 from finetune_sentiment import read_split  # noqa: E402  (the same split and labels)
 
 LABELS = {"negative": 0, "positive": 1}

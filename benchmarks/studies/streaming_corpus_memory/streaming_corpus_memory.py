@@ -16,9 +16,9 @@ the corpus), batches and throughput. The corpus is deleted at the end unless
 `--keep`. Sequence length 128, batch 32, token masking, the MiniLM uncased
 vocabulary; the defaults of `PretrainingDataConfig` otherwise.
 
-    nice -n 15 .venv/bin/python -m benchmarks.streaming_corpus_memory                 # 2 GiB, whole epoch
-    nice -n 15 .venv/bin/python -m benchmarks.streaming_corpus_memory --max-seconds 240  # stop the big run early
-    .venv/bin/python -m benchmarks.streaming_corpus_memory --corpus-mb 8 --compare-mb 4 --max-seconds 20  # check
+    nice -n 15 .venv/bin/python -m benchmarks.studies.streaming_corpus_memory.streaming_corpus_memory  # 2 GiB, whole epoch
+    nice -n 15 .venv/bin/python -m benchmarks.studies.streaming_corpus_memory.streaming_corpus_memory --max-seconds 240  # stop the big run early
+    .venv/bin/python -m benchmarks.studies.streaming_corpus_memory.streaming_corpus_memory --corpus-mb 8 --compare-mb 4 --max-seconds 20  # check
 """
 
 import argparse
@@ -115,7 +115,7 @@ def run_child(files, streaming, max_seconds, bytes_per_line, folder):
     listing = os.path.join(folder, f"files-{len(files)}.json")
     with open(listing, "w") as f:
         json.dump(files, f)
-    argv = [sys.executable, "-m", "benchmarks.streaming_corpus_memory", "--child", listing,
+    argv = [sys.executable, "-m", "benchmarks.studies.streaming_corpus_memory.streaming_corpus_memory", "--child", listing,
             "--bytes-per-line", str(bytes_per_line), "--max-seconds", str(max_seconds)]
     if streaming:
         argv.append("--streaming")

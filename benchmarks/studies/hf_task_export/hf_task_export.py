@@ -15,7 +15,7 @@ Data: ../shared/data/sentiment/movieReviewSnippets_GroundTruth.txt, label = sign
 of the mean rating (0 dropped); the split of benchmarks/finetune_sentiment.py
 (id % 10 == 0 held out), the first --train-rows / --eval-rows of each.
 
-    KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.hf_task_export [--train-rows 2000] [--eval-rows 500]
+    KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.studies.hf_task_export.hf_task_export [--train-rows 2000] [--eval-rows 500]
 
 (`-m` from the repository root, so that keras_bert is this checkout's.)
 
@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "sentiment" / "movieReviewSnippets_GroundTruth.txt"
+DATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "sentiment" / "movieReviewSnippets_GroundTruth.txt"
 
 
 def read_split(train_rows, eval_rows):

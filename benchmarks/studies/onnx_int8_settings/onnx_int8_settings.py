@@ -1,22 +1,22 @@
 """Which dynamic-int8 settings keep the fine-tuned MiniLM classifier within 0.5 point of fp32?
 
-Fine-tunes all-MiniLM-L6-v2 on the movie-review split (the recipe of benchmarks/onnx_export.py, kept
+Fine-tunes all-MiniLM-L6-v2 on the movie-review split (the recipe of benchmarks/studies/onnx_export/onnx_export.py, kept
 in WORK/run and reused), exports it to ONNX fp32, quantizes that file with each `quantize_dynamic`
 setting below and scores each on the 1,054 held-out sentences through `ExportedModel`. Accuracy only.
 
-    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/onnx_int8_settings.py [WORK]
+    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/studies/onnx_int8_settings/onnx_int8_settings.py [WORK]
 """
 import argparse, json, os, shutil, sys
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))  # the checkout
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from benchmarks.finetune_sentiment import read_split
-from benchmarks.onnx_export import _finetune, _accuracy
+from benchmarks.studies.onnx_export.onnx_export import _finetune, _accuracy
 from keras_bert.export import ExportedModel, export_onnx
 from keras_bert.pipelines.loading import load_pipeline
 from onnxruntime.quantization import QuantType, quantize_dynamic
 import onnx
 
-work = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), ".cache", "int8_settings")
+work = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".cache", "int8_settings")
 os.makedirs(work, exist_ok=True)
 train, heldout, _ = read_split()
 texts = [t for t, _ in heldout]

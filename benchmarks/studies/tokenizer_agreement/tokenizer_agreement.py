@@ -8,8 +8,8 @@ default since transformers 5) and `BertTokenizerLegacy` (the pure-Python one).
 Prints the share of identical sequences, every difference (up to --show), and
 sentences/s of each tokenizer.
 
-    .venv/bin/python benchmarks/tokenizer_agreement.py
-    .venv/bin/python benchmarks/tokenizer_agreement.py --sweep   # + every code point
+    .venv/bin/python benchmarks/studies/tokenizer_agreement/tokenizer_agreement.py
+    .venv/bin/python benchmarks/studies/tokenizer_agreement/tokenizer_agreement.py --sweep   # + every code point
 
 `--sweep` also tokenizes one string per Unicode code point ("Ab<c>x <c> Α<c>é")
 and reports the code points on which we and each reference disagree.
@@ -23,7 +23,7 @@ import time
 import unicodedata
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
 
 
 def read_lines(data_dir=DATA, every=1):

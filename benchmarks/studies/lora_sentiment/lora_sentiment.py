@@ -15,8 +15,8 @@ Two parts, both on the split and recipe of `benchmarks/finetune_sentiment.py`
             runs the same steps (one process's peak would carry the other's
             allocations), the peak reset after loading (see `memory_part`).
 
-    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/lora_sentiment.py --part steps
-    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/lora_sentiment.py --part accuracy --rank 4 \\
+    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/studies/lora_sentiment/lora_sentiment.py --part steps
+    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/studies/lora_sentiment/lora_sentiment.py --part accuracy --rank 4 \\
         --learning-rates 1e-3 2e-3 [--full] [--report out.json]
 
 Not part of the test suite: minutes on a 2-core CPU.
@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))  # the checkout
 
 from benchmarks.common import time_interleaved  # noqa: E402
 from benchmarks.finetune_sentiment import read_split, write_tsv  # noqa: E402
@@ -53,10 +53,11 @@ def accuracy_run(files, out, learning_rate, rank, alpha, verbose):
         lora_rank=rank, lora_alpha=alpha, verbose=verbose, tensorboard=False, **RECIPE,
     )
     lora = summary.get("lora") or {}
+    metrics = summary["metrics"]["validation"]  # the held-out file chose the epoch: a validation figure
     result = {
         "mode": f"LoRA rank {rank}" if rank else "full fine-tuning", "learning_rate": learning_rate,
-        "alpha": lora.get("alpha"), "accuracy": round(summary["metrics"]["accuracy"], 4),
-        "f1": round(summary["metrics"]["f1"], 4), "best_epoch": (summary["best_epoch"] or {}).get("epoch"),
+        "alpha": lora.get("alpha"), "accuracy": round(metrics["accuracy"], 4),
+        "f1": round(metrics["f1"], 4), "best_epoch": (summary["best_epoch"] or {}).get("epoch"),
         "trainable": lora.get("trainable"), "total": lora.get("total"),
         "trainable_share": round(lora["share"], 4) if lora else 1.0, "adapter_bytes": lora.get("adapter_bytes"),
         "train_minutes": round(summary["train_seconds"] / 60, 2), "wall_minutes": round((time.time() - wall) / 60, 2),

@@ -7,8 +7,8 @@ also times sentence-transformers (torch, eager) in the same alternating rounds
 (`common.time_interleaved`: every round times each setting once, order rotated),
 so each ratio compares figures taken seconds apart under the same load.
 
-    KERAS_BACKEND=jax .venv/bin/python -m benchmarks.embedding_speed --n 1024
-    .venv/bin/python -m benchmarks.embedding_speed --all --n 1024   # one child process per backend
+    KERAS_BACKEND=jax .venv/bin/python -m benchmarks.studies.embedding_speed.embedding_speed --n 1024
+    .venv/bin/python -m benchmarks.studies.embedding_speed.embedding_speed --all --n 1024   # one child process per backend
 
 Settings timed (whole calls: strings in, numpy vectors out, tokenization included):
 
@@ -154,7 +154,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.all:
         for backend in BACKENDS:
-            command = [sys.executable, "-m", "benchmarks.embedding_speed", *[a for a in (argv or sys.argv[1:]) if a != "--all"]]
+            command = [sys.executable, "-m", "benchmarks.studies.embedding_speed.embedding_speed", *[a for a in (argv or sys.argv[1:]) if a != "--all"]]
             if args.json:
                 command[command.index(args.json)] = f"{os.path.splitext(args.json)[0]}_{backend}.json"
             subprocess.run(command, env={**os.environ, "KERAS_BACKEND": backend}, check=True)

@@ -7,8 +7,8 @@ and `BytePairTokenizer` and through transformers' `AlbertTokenizer` and
 has) loaded from the same files, and prints the share of lines whose id
 sequences are identical, the differing lines grouped by kind, and lines/s.
 
-    .venv/bin/python benchmarks/family_tokenizer_agreement.py
-    .venv/bin/python benchmarks/family_tokenizer_agreement.py --albert path/to/albert-base-v2 --roberta path/to/roberta-base
+    .venv/bin/python benchmarks/studies/family_tokenizer_agreement/family_tokenizer_agreement.py
+    .venv/bin/python benchmarks/studies/family_tokenizer_agreement/family_tokenizer_agreement.py --albert path/to/albert-base-v2 --roberta path/to/roberta-base
 
 By default it uses the test vocabularies trained on the Austen novels
 (tests/fixtures/family_tokenizers, see make_fixtures.py there).
@@ -23,13 +23,13 @@ import time
 import unicodedata
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "family_tokenizers"
 
 
 def read_lines(every=1):
     """(source, text) of every non-empty line of ../shared/data (tokenizer_agreement.py's reader)."""
-    spec = importlib.util.spec_from_file_location("tokenizer_agreement", Path(__file__).with_name("tokenizer_agreement.py"))
+    spec = importlib.util.spec_from_file_location("tokenizer_agreement", Path(__file__).parents[1] / "tokenizer_agreement" / "tokenizer_agreement.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.read_lines(every=every)
