@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 BACKENDS ?= tensorflow jax torch
 PYTEST_ARGS ?=
 
-.PHONY: setup test notebooks demo demo-pretraining bench bench-gpu clean
+.PHONY: setup test notebooks demo demo-pretraining docs docs-serve bench bench-gpu clean
 
 $(STAMP): constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,16 @@ demo: setup
 # The earlier demo: a tiny BERT pretrained (MLM + NSP) from nothing.
 demo-pretraining: setup
 	KERAS_BACKEND=$${KERAS_BACKEND:-jax} TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m keras_bert.examples.pretraining_demo
+
+# The documentation site (mkdocs.yml, docs/): built into site/ with warnings as errors, as the suite builds it
+# (tests/docs/test_docs_build.py); docs-serve rebuilds on every change at http://127.0.0.1:8000 and only
+# prints warnings, so a page being written does not stop it.
+DOCS_ENV := DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1
+docs: setup
+	$(DOCS_ENV) $(VENV)/bin/mkdocs build --strict --site-dir site
+
+docs-serve: setup
+	$(DOCS_ENV) $(VENV)/bin/mkdocs serve --no-strict
 
 bench: setup
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m benchmarks.run

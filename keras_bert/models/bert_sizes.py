@@ -9,3 +9,15 @@ BERT_SIZES = {
     "base": dict(num_layers=12, hidden_dim=768, num_heads=12, intermediate_dim=3072),
     "large": dict(num_layers=24, hidden_dim=1024, num_heads=16, intermediate_dim=4096),
 }
+"""The named sizes of BERT: `{name: {num_layers, hidden_dim, num_heads, intermediate_dim}}`.
+
+`tiny` (2 layers, 128 wide), `mini` (4, 256), `small` (4, 512), `medium` (8, 512), `base` (12, 768) and
+`large` (24, 1024), with `num_heads = hidden_dim / 64` and `intermediate_dim = 4 * hidden_dim`.
+`EncoderBackbone.from_size(name)` builds a randomly initialised backbone of one of them.
+
+Examples:
+    ```python
+    keras_bert.BERT_SIZES["mini"]  # {"num_layers": 4, "hidden_dim": 256, "num_heads": 4, "intermediate_dim": 1024}
+    backbone = keras_bert.BertBackbone.from_size("mini", vocabulary_size=8000)
+    ```
+"""

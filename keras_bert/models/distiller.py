@@ -190,7 +190,8 @@ class Distiller(keras.Model):
         Args:
             optimizer: "auto" is the student's default (BERT's AdamW, lr 3e-5),
                 or any Keras optimizer (`create_optimizer(...)` for warmup and decay).
-            metrics, weighted_metrics: "auto" are the student's (accuracy), on its logits.
+            metrics: "auto" is the student's (accuracy), on its logits.
+            weighted_metrics: "auto" is the student's, on its logits.
         """
         if "loss" in kwargs:
             raise ValueError(

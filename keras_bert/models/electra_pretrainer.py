@@ -175,7 +175,8 @@ class ElectraPretrainer(keras.Model):
                 reads (a Hugging Face `ElectraForPreTraining` folder, ...).
             generator: one `ElectraGenerator.from_pretrained` reads (`ElectraForMaskedLM`),
                 with the discriminator's vocabulary, positions, segments and `embedding_dim`.
-            rtd_weight, seed: as the constructor's.
+            rtd_weight: as the constructor's.
+            seed: as the constructor's.
             **backbone_kwargs: arguments that keep the weights' shapes (`dropout`, `dtype`).
 
         Returns:
