@@ -268,5 +268,7 @@ def merge_lora(model):
     for variable in merged.weights:
         if variable.path not in values:
             raise ValueError(f"merge_lora: {variable.path!r} of the copy has no counterpart in {model.name!r}.")
-        variable.assign(keras.ops.cast(values[variable.path], variable.dtype))
+        # A host copy: on JAX, `cast` to the same dtype hands back the original's own device buffer, and a
+        # predict step of the copy that donates its buffers would then delete the original's weights.
+        variable.assign(np.array(keras.ops.convert_to_numpy(values[variable.path]), dtype=variable.dtype))
     return merged
