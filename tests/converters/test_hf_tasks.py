@@ -215,3 +215,23 @@ def test_fine_tuned_minilm_exports_to_transformers(minilm_path, shared_data, tmp
             [row["score"] for row in sorted(theirs, key=lambda row: row["label"])],
             [mine["probabilities"][label] for label in ("negative", "positive")], atol=1e-5,
         )
+
+
+@pytest.mark.only_backend("torch", reason="reads a config.json; no backend involved")
+def test_label_names_follow_the_ids_not_the_order_config_json_lists_them(tmp_path):
+    """A config.json whose `id2label` lists its 12 labels out of order (as a hand-edited or merged config may):
+    the names go by id, as transformers reads them (by `int(key)`, so "10" comes after "9", not after "1")."""
+    import random
+
+    from keras_bert.converters.hf_tasks import _label_names
+
+    labels = [f"label_{i}" for i in range(12)]
+    items = [(str(i), name) for i, name in enumerate(labels)]
+    random.Random(0).shuffle(items)
+    id2label = dict(items)
+    assert list(id2label.values()) != labels
+    (tmp_path / "config.json").write_text(json.dumps({"id2label": id2label}))
+    reference = transformers.BertConfig.from_pretrained(tmp_path)
+    expected = [reference.id2label[i] for i in range(12)]
+    assert expected == labels
+    assert _label_names(json.loads((tmp_path / "config.json").read_text()), 12, "config.json") == expected

@@ -112,3 +112,26 @@ def test_missing_files_and_bad_input_are_named(tmp_path):
     ours, _ = family_tokenizers("roberta")
     with pytest.raises(tf.errors.InvalidArgumentError, match="U\\+FFFE or U\\+FFFF"):
         ours.tokenize(["fine", "not \uffff fine"])
+
+
+def test_byte_map_is_gpt2s_for_all_256_bytes_and_text_of_every_utf8_byte_round_trips():
+    """The byte -> character map is transformers' `bytes_to_unicode` for every one of the 256 values (a byte left
+    out, e.g. 0xFF, which no UTF-8 text contains, would show only here), and text of every printable ASCII byte,
+    continuation byte and two-byte lead tokenizes as transformers does and decodes back to itself."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    from keras_bert.preprocessing.byte_pair_tokenizer import byte_to_unicode
+
+    assert byte_to_unicode() == bytes_to_unicode()
+    ours, reference = family_tokenizers("roberta")
+    # Every non-space code point below 0x800 (one and two UTF-8 bytes: every continuation byte and two-byte lead)
+    # plus samples of three and four bytes.
+    characters = [chr(c) for c in range(1, 0x800) if not chr(c).isspace()] + ["\u0800", "\uffef", "\U00010000",
+                                                                              "\U0010fff0"]
+    texts = ["".join(characters[i:i + 40]) for i in range(0, len(characters), 40)]
+    used = {b for text in texts for b in text.encode("utf-8")}
+    assert set(range(0x21, 0x7F)) | set(range(0x80, 0xC0)) | set(range(0xC2, 0xE0)) <= used
+    ids = ours.tokenize(texts).to_list()
+    assert ids == _hf_ids(reference, texts)
+    decoded = ours.detokenize(tf.ragged.constant(ids), skip_special_tokens=False).numpy()
+    assert [t.decode() for t in decoded] == texts
