@@ -154,3 +154,14 @@ def test_tokenizer_config_sets_casing(tmp_path):
     reference = AlbertTokenizer.from_pretrained(str(tmp_path))
     texts = ["Café NAÏVE Emma", "Ångström"]
     assert cased.tokenize(texts).to_list() == _hf_ids(reference, texts)
+
+
+def test_compatibility_characters_decompose_as_in_transformers():
+    """ALBERT's normaliser decomposes with NFKD (compatibility) before dropping accents: "ǅ" (U+01C5) is "D" + "ž",
+    the ligature "ﬁ" is "fi", fullwidth letters are ASCII. With NFD they would stay whole and become [UNK]
+    (issue 44's mutation run: such a change went unnoticed)."""
+    ours, reference = family_tokenizers("albert")
+    texts = ["ǅungla", "ǆungla and ǲ", "ﬁne ﬂour", "ＡＢＣ ａｂｃ", "Ⅻ ½ ²", "ﬀ ﬃ ﬆ"]
+    mine = ours.tokenize(texts).to_list()
+    assert mine == _hf_ids(reference, texts)
+    assert ours.unk_token_id not in mine[0]  # the example is not [UNK] on both sides
