@@ -78,7 +78,7 @@ def transformers_losses(folder, batches):
         optimizer.step()
         schedule.step()
         optimizer.zero_grad()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     return np.array(losses)
 
 
