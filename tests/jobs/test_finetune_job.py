@@ -83,7 +83,7 @@ def test_cli_pair_classification_end_to_end(init_files, tmp_path, capsys):
 def test_ner_job_from_a_pretrainer_file(init_files, tmp_path):
     summary = finetune(
         "ner", init_files / "pretrainer.keras", FIXTURES / "ner_train.conll", tmp_path, eval=FIXTURES / "ner_dev.conll",
-        sequence_length=24, epochs=1, learning_rate=3e-3, verbose=0,
+        sequence_length=24, epochs=2, learning_rate=3e-3, verbose=0,  # one epoch, warmup included, tags all "O"
     )
     assert {"precision", "recall", "f1", "word_accuracy"} <= set(summary["metrics"]["validation"])
     model = keras.saving.load_model(tmp_path / "model.keras")
