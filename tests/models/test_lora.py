@@ -161,3 +161,24 @@ def test_a_quantized_model_takes_adapters_and_saves_them_merged(tmp_path):
     assert np.max(np.abs(predict(reloaded) - expected)) < 1e-3  # the int8 rounding of the merged kernels
     with pytest.raises(ValueError, match="is quantized .* save the model"):
         merge_lora(model)
+
+
+@pytest.mark.parametrize("alpha", [None, 2, 8])
+def test_every_adapted_kernel_is_w_plus_alpha_over_rank_times_a_b(alpha):
+    """The scale is `alpha / rank` (alpha None: 1), on the kernel the model computes with and in the merged copy:
+    a LoRA that ignored alpha trained and merged at another scale, and only a size threshold noticed (issue 44)."""
+    rank = 4
+    model = classifier()
+    enable_lora(model, rank, alpha=alpha)
+    base = {layer.path: keras.ops.convert_to_numpy(layer._kernel) for layer in lora_layers(model)}
+    perturb_adapters(model)  # moves the adapters and the head, not the base kernels
+    merged = merge_lora(model)
+    merged_weights = {v.path: keras.ops.convert_to_numpy(v) for v in merged.weights}  # merge_lora matches paths
+    scale = (alpha or rank) / rank
+    for layer in lora_layers(model):
+        a = keras.ops.convert_to_numpy(layer.lora_kernel_a)
+        b = keras.ops.convert_to_numpy(layer.lora_kernel_b)
+        expected = base[layer.path] + scale * np.reshape(a @ b, base[layer.path].shape)
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(layer.kernel), expected, atol=1e-5, err_msg=layer.path)
+        np.testing.assert_allclose(merged_weights[layer._kernel.path], expected, atol=1e-5, err_msg=layer.path)
+    assert len(base) == 4 * LAYERS
