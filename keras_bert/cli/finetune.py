@@ -60,13 +60,13 @@ def run_finetune(args):
     `validation` and `test` metrics (each only with its file) and the chosen epoch.
     """
     # defers keras (the job builds models): `keras-bert --help` and argument errors must not wait for it
-    from keras_bert.jobs.finetune import finetune
+    from keras_bert.jobs.finetune import SET_NAMES, finetune
 
     keywords = _columns(job_keywords(args, FinetuneOptions))
     summary = finetune(**keywords)
     if keywords.get("verbose") == 0:
         shown = {split: {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k != "per_type"}
-                 for split, metrics in summary["metrics"].items() if split in ("validation", "test")}
+                 for split, metrics in summary["metrics"].items() if split in SET_NAMES}
         print(json.dumps({**shown, "best_epoch": summary["best_epoch"],
                           "model": os.path.join(keywords["output_dir"], "model.keras")}))
     return 0
