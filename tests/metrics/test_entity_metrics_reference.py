@@ -14,8 +14,11 @@ switch derandomisation off:
     KERAS_BERT_HYPOTHESIS_EXAMPLES=20000 KERAS_BERT_HYPOTHESIS_RANDOM=1 \
         python -m pytest tests/metrics/test_entity_metrics_reference.py -q
 
-Pure Python: nothing here runs Keras (importing keras_bert imports it), so
-every backend runs the same numbers.
+Pure Python (and numpy's mean): nothing here runs Keras (importing
+keras_bert imports it), so every backend runs the same numbers. What the
+metrics score does depend on the backend (the model's token logits, read as
+one tag per word): tests/jobs/test_finetune_evaluation_reference.py checks
+that route against hand tagging and seqeval on every backend.
 """
 
 import warnings
@@ -33,7 +36,8 @@ from keras_bert.metrics import are_entity_tags, entity_metrics, get_entities, to
 
 # Pure Python (see above): one pass runs it; torch's is the shortest pass of the suite.
 pytestmark = pytest.mark.only_backend(
-    "torch", reason="pure-Python metrics against seqeval: the same numbers on every backend"
+    "torch", reason="pure-Python metrics against seqeval: the same numbers on every backend (the backend's "
+    "tags are scored on every pass in tests/jobs/test_finetune_evaluation_reference.py)"
 )
 
 SEQEVAL_SCHEMES = {"IOB2": IOB2, "IOBES": IOBES}

@@ -15,7 +15,10 @@ The random tests are derandomized (the same examples on every run) with
         python -m pytest tests/metrics/test_squad_metrics_reference.py -q
 
 Pure Python: nothing here runs Keras (importing keras_bert imports it), so
-every backend runs the same numbers.
+every backend runs the same numbers. What the metrics score does depend on
+the backend (the model's start and end logits, decoded into answers):
+tests/jobs/test_finetune_evaluation_reference.py checks that route against
+hand decoding and this file's official logic on every backend.
 """
 
 import json
@@ -31,7 +34,8 @@ from keras_bert.metrics import normalize_answer, squad_exact_match, squad_f1, sq
 
 # Pure Python (see above): one pass runs it; torch's is the shortest pass of the suite.
 pytestmark = pytest.mark.only_backend(
-    "torch", reason="pure-Python SQuAD metrics against the official logic: the same numbers on every backend"
+    "torch", reason="pure-Python SQuAD metrics against the official logic: the same numbers on every backend "
+    "(the backend's answers are scored on every pass in tests/jobs/test_finetune_evaluation_reference.py)"
 )
 
 V2_KEYS = {
