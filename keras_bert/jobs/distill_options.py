@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from keras_bert.jobs.job_options import option, positive_int, positive_number
+from keras_bert.jobs.job_options import each, option, positive_int, positive_number, within
 from keras_bert.jobs.labelled_training_options import LabelledTrainingOptions
 
 _FILES = "files (default: as the teacher's fine-tuning run read them)"
@@ -25,13 +25,14 @@ class DistillOptions(LabelledTrainingOptions):
     student_layers: int = option(3, "the student's transformer blocks, taken from every other one of the teacher's",
                                  type=int, check=positive_int)
     layer_indices: list = option(None, "the teacher blocks the student starts from (default: evenly spaced, first "
-                                       "and last kept)", type=int, nargs="+")
-    temperature: float = option(2.0, "softmax temperature of the soft targets", type=float)
+                                       "and last kept)", type=int, nargs="+",
+                                 check=each(within("[0, inf)", integer=True)))
+    temperature: float = option(2.0, "softmax temperature of the soft targets", type=float, check=positive_number)
     alpha: float = option(0.5, "weight of the soft targets (KL * T^2); 1 - alpha goes to the labels' cross-entropy",
-                          type=float)
+                          type=float, check=within("[0, 1]"))
     hidden_loss_weight: float = option(0.0, "weight of a cosine loss between student blocks and the teacher blocks "
                                             "they came from (the teacher then runs at every step instead of once up "
-                                            "front)", type=float)
+                                            "front)", type=float, check=within("[0, inf)"))
     vocab: str = option(None, "vocab.txt (default: the teacher folder's)")
     sequence_length: int = option(None, "default: the teacher run's, else 128", type=int, check=positive_int)
     learning_rate: float = option(1e-4, "AdamW's peak rate", type=float, check=positive_number)

@@ -25,8 +25,9 @@ warmup and decay, 3 epochs, batch 32, dropout 0.1) and its range are in
 `keras_bert.jobs.finetune_options.FinetuneOptions`, which is also the command's
 argparse; gradient norms are clipped at 1.0.
 
-Output folder:
-    model.keras           the fine-tuned task model (written atomically)
+Output folder (one run per folder: `overwrite` deletes an earlier run's outputs before training starts, and
+model.keras and finetune.json, written last, exist only once the run has finished; see `keras_bert.jobs.runner`):
+    model.keras           the fine-tuned task model, for predicting: no optimizer state (written atomically)
     adapter.npz           with --lora-rank: the LoRA adapters and the head alone (model.keras has them merged)
     vocab.txt             the vocabulary it reads
     labels.json           label names in id order (classifier, token_classifier)
@@ -39,7 +40,9 @@ Output folder:
     finetune.json         job arguments (the task by its registry name), backbone config, data counts,
                           metrics, timings
     checkpoints/          a resumable checkpoint at every epoch end (`--resume` continues from it): the
-                          last epoch's weights; with --eval also the best epoch's (best.weights.h5, best.json)
+                          last epoch's weights with the optimizer state (AdamW: twice the weights' size); with
+                          --eval also the best epoch's weights (best.weights.h5, best.json). Only `resume` reads
+                          them: `keep_checkpoints=False` (--no-keep-checkpoints) deletes them when the run finishes
 
 With a validation file (`eval`), every epoch is scored on it; `model.keras` holds the
 best epoch by `monitor` (val_loss by default), `early_stopping_patience` ends
@@ -97,6 +100,12 @@ def finetune(options):
             the files, the recipe, resuming, distribution, best-epoch
             selection, LoRA, and how each task reads its files.
 
+    Where the state goes: `output_dir/model.keras` holds the task model
+    without its optimizer state (what predicting, export and a later
+    `init` need); `output_dir/checkpoints/` holds the last epoch's
+    checkpoint with it (AdamW's moments: twice the weights' size), which only
+    `resume` reads (`keep_checkpoints=False` deletes it when the run finishes).
+
     Returns:
         dict with `metrics` (metrics.json's: `validation` on `eval`, `test` on `test`, `selection`; each
         section only when its file is given), `history`, data `counts`,
@@ -107,6 +116,8 @@ def finetune(options):
     Raises:
         TypeError: a keyword that is no option.
         ValueError: an option out of its range, or options that do not go together.
+        FileExistsError: `output_dir` holds an earlier run, and neither `resume` (with a checkpoint) nor
+            `overwrite` says what to do with it.
     """
     started, o = time.time(), options
     spec = get_task(o.task)
@@ -140,9 +151,9 @@ def finetune(options):
         **{k: v for k, v in task_options.items() if k not in ("sequence_length", "dropout", "read_stats")},
     )
     runner = JobRunner(
-        output_dir, job, _RESUME_KEYS, resume=o.resume, overwrite=o.overwrite, strategy=distributed,
-        verbose=o.verbose, upgrade_record=_upgrade_record, tensorboard=o.tensorboard, callbacks=o.callbacks,
-        model_format=lora and lora.format,
+        output_dir, job, _RESUME_KEYS, resume=o.resume, overwrite=o.overwrite, keep_checkpoints=o.keep_checkpoints,
+        strategy=distributed, verbose=o.verbose, upgrade_record=_upgrade_record, tensorboard=o.tensorboard,
+        callbacks=o.callbacks, model_format=lora and lora.format,
     )
     optimizer = dict(learning_rate=o.learning_rate, weight_decay=o.weight_decay, warmup_steps=schedule.warmup_steps,
                      total_steps=schedule.steps)
@@ -169,7 +180,7 @@ def finetune(options):
     )
     runner.finish()
     if o.verbose and runner.chief:
-        _report(summary, os.path.join(output_dir, "model.keras"), o.epochs)
+        _report(summary, os.path.join(output_dir, "model.keras"), o.epochs, o.keep_checkpoints)
     return summary
 
 
@@ -423,7 +434,7 @@ def _evaluate(runner, spec, handler, model, data, best_epoch, batch_size):
     return metrics
 
 
-def _report(summary, model_path, epochs):
+def _report(summary, model_path, epochs, keep_checkpoints=True):
     for line in _evaluation_lines(summary["metrics"]):
         print(line)
     best = summary["best_epoch"]
@@ -434,7 +445,8 @@ def _report(summary, model_path, epochs):
         print(f"best epoch {best['epoch']} by {best['monitor']} {best['value']:.4f}{stopped}")
     which = ""
     if best is not None and best["model_keras"] == "best epoch":
-        which = f" (epoch {best['epoch']}, the best; the last epoch's weights are in checkpoints/ for --resume)"
+        kept = "; the last epoch's weights are in checkpoints/ for --resume" if keep_checkpoints else ""
+        which = f" (epoch {best['epoch']}, the best{kept})"
     print(f"saved {model_path}{which} ({summary['train_seconds']} s training)")
 
 

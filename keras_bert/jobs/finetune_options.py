@@ -10,7 +10,7 @@ reads its own (`FinetuneTaskJob.OPTIONS` names them).
 import dataclasses
 
 from keras_bert.jobs.distribution_options import DistributionOptions
-from keras_bert.jobs.job_options import option, positive_int
+from keras_bert.jobs.job_options import fraction, option, positive_int, positive_number, within
 from keras_bert.jobs.labelled_training_options import LabelledTrainingOptions
 from keras_bert.option_values import POOLING_MODES
 from keras_bert.task_registry import CLI_NAMES, TASKS
@@ -46,19 +46,20 @@ class FinetuneOptions(DistributionOptions, LabelledTrainingOptions):
                              "and drives early stopping, so its metrics are not an unbiased estimate")
     test: str = option(None, "test file: evaluated once after training, on the weights model.keras holds; it chooses "
                              "nothing (the figure to report)")
-    dropout: float = option(0.1, "dropout of the backbone and the head", type=float)
+    dropout: float = option(0.1, "dropout of the backbone and the head", type=float, check=fraction)
     freeze_backbone: bool = option(False, "train the task head only", switches={"--freeze-backbone": True})
     monitor: str = option("val_loss", "validation metric that picks the best epoch: val_loss (smaller is better), "
                                       "or e.g. val_accuracy (larger is better)", group=_BEST_EPOCH)
     early_stopping_patience: int = option(None, "stop after N epochs without a better --monitor", type=int,
                                           metavar="N", check=positive_int, group=_BEST_EPOCH)
-    select_best: bool = option(True, "model.keras is the last epoch's (by default, with --eval, it is the best epoch's)",
+    select_best: bool = option(True, "with --eval: model.keras holds the last epoch's weights instead of the best "
+                                     "epoch's (by --monitor); without --eval it always holds the last epoch's",
                                switches={"--keep-last-epoch": False}, group=_BEST_EPOCH)
     lora_rank: int = option(None, "LoRA: train rank-R adapters on the encoder kernels and the head only; writes "
                                   "adapter.npz (adapters and head) beside model.keras (adapters merged)", type=int,
                             metavar="R", check=positive_int)
     lora_alpha: float = option(None, "LoRA scale: the update is multiplied by A / R (default A = R)", type=float,
-                               metavar="A")
+                               metavar="A", check=positive_number)
     # ----------------------------------------------------------------- every task's file options
     format: str = option(None, "default: from the file extension", choices=["tsv", "csv", "jsonl"],
                          group=_TEXT_FILES)
@@ -73,16 +74,20 @@ class FinetuneOptions(DistributionOptions, LabelledTrainingOptions):
         group=_TEXT_FILES)
     window_stride: int = option(None, "split long single texts into windows every N tokens (default half a window; "
                                       "0 truncates); held-out logits are averaged per text", type=int,
-                                group=_TEXT_FILES)
+                                check=within("[0, inf)", integer=True), group=_TEXT_FILES)
     pooling: str = option("cls", "the head's input: BERT's pooler on [CLS], or the mean of the token vectors (for a "
                                  "backbone pretrained without NSP/SOP, whose pooler never trained)",
                           choices=POOLING_MODES, group=_TEXT_FILES)
     word_column: int = option(0, "the word column", type=int, group=_CONLL)
     tag_column: int = option(-1, "the tag column", type=int, group=_CONLL)
-    doc_stride: int = option(128, "tokens between the starts of a long context's windows", type=int, group=_SQUAD)
-    max_query_length: int = option(64, "question tokens kept", type=int, group=_SQUAD)
-    max_answer_length: int = option(30, "longest answer in tokens", type=int, group=_SQUAD)
-    n_best_size: int = option(20, "start and end candidates per window", type=int, group=_SQUAD)
+    doc_stride: int = option(None, "tokens between the starts of a long context's windows (default: from "
+                                   "--sequence-length, a third of it at most and 128 at 384)", type=int,
+                             check=positive_int, group=_SQUAD)
+    max_query_length: int = option(None, "question tokens kept (default: a quarter of --sequence-length, 64 at "
+                                         "384)", type=int, check=positive_int, group=_SQUAD)
+    max_answer_length: int = option(30, "longest answer in tokens", type=int, check=positive_int, group=_SQUAD)
+    n_best_size: int = option(20, "start and end candidates per window", type=int, check=positive_int,
+                              group=_SQUAD)
     allow_no_answer: bool = option(None, "answer '' when [CLS] wins (default: whether the training data has "
                                          "unanswerable questions)", cli=False)
     null_score_diff_threshold: float = option(0.0, "how much [CLS] must win by for no answer", type=float,

@@ -13,9 +13,12 @@
 As Hugging Face's `TrainingArguments`, a field holds everything about one
 option: its default (the one place for it), its help text, and what the
 command line needs to offer it (a flag, a value type, choices, switches that
-set a value, a help group). `check` names the valid range: the dataclass
-enforces it on a Python call, the command line while it parses (before any
-data, keras or TensorFlow loads), with the same one-line message.
+set a value, a help group). `check` names the valid range (`positive_int`,
+`within("[0, 1)")`, ...): the dataclass enforces it on a Python call, the
+command line while it parses (before any data, keras or TensorFlow loads),
+with the same one-line message. An option that has a range declares it here,
+once, for every job that takes it; a job checks only what depends on its data
+or on other options.
 
 This module imports nothing heavy: building the command's parser must stay fast.
 """
@@ -23,6 +26,7 @@ This module imports nothing heavy: building the command's parser must stay fast.
 import dataclasses
 import functools
 import inspect
+import math
 
 REQUIRED = dataclasses.MISSING
 
@@ -128,24 +132,64 @@ def python_keywords(options):
 
 
 # --------------------------------------------------------------------------- checks (`option(check=...)`)
+# Numbers must be finite: `--learning-rate inf` is no more a rate than -1.
+def _number(value, integer=False):
+    if isinstance(value, bool):
+        return False
+    if integer:
+        return isinstance(value, int)
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
 def positive_int(name, value):
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not _number(value, integer=True) or value < 1:
         raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
 
 
 def positive_ints(name, value):
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value):
+    if not all(_number(v, integer=True) and v > 0 for v in value):
         raise ValueError(f"`{name}` must be positive ints. Received: {name}={value!r}")
 
 
 def positive_number(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+    if not _number(value) or not value > 0:
         raise ValueError(f"`{name}` must be a positive number. Received: {name}={value!r}")
 
 
-def fraction(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-        raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={value!r}")
+def within(interval, integer=False):
+    """A check that a number (an int with `integer`) lies in `interval`, written as in maths.
+
+    `within("[0, 1)")` takes 0 <= x < 1; `within("(0, 1]")` 0 < x <= 1; an
+    upper bound of `inf` leaves it open above (`within("[0, inf)")`: x >= 0).
+    A list option (`nargs`) checks each of its values with `each(...)`.
+    """
+    low, high = (float(bound) for bound in interval[1:-1].split(","))
+    above = (lambda x: x >= low) if interval[0] == "[" else (lambda x: x > low)
+    below = (lambda x: x <= high) if interval[-1] == "]" else (lambda x: x < high)
+    kind = "an int" if integer else "a number"
+    if math.isinf(high):
+        wanted = f"{kind} {'>=' if interval[0] == '[' else '>'} {low:g}"
+    else:
+        wanted = f"{'an int ' if integer else ''}in {interval}"
+
+    def check(name, value):
+        if not _number(value, integer) or not (above(value) and below(value)):
+            raise ValueError(f"`{name}` must be {wanted}. Received: {name}={value!r}")
+
+    return check
+
+
+def each(check):
+    """A check of a list option that applies `check` to each of its values."""
+
+    def check_each(name, values):
+        for value in values:
+            check(name, value)
+
+    return check_each
+
+
+fraction = within("[0, 1)")
 
 
 # --------------------------------------------------------------------------- command-line value types

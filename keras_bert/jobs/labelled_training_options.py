@@ -6,7 +6,7 @@ The evaluation files are each job's own: `finetune`'s `--eval` chooses (the best
 
 import dataclasses
 
-from keras_bert.jobs.job_options import fraction, option, positive_int, positive_ints, positive_number
+from keras_bert.jobs.job_options import fraction, option, positive_int, positive_ints, positive_number, within
 from keras_bert.jobs.run_options import RunOptions
 
 
@@ -27,7 +27,7 @@ class LabelledTrainingOptions(RunOptions):
     learning_rate: float = option(3e-5, "AdamW's peak rate (BERT: 2e-5 .. 5e-5)", type=float, check=positive_number)
     warmup_ratio: float = option(0.1, "share of the steps with linear warmup; then linear decay to 0", type=float,
                                  check=fraction)
-    weight_decay: float = option(0.01, "AdamW's decoupled weight decay", type=float)
+    weight_decay: float = option(0.01, "AdamW's decoupled weight decay", type=float, check=within("[0, inf)"))
     seed: int = option(0, "seeds weights, dropout and shuffling", type=int)
     length_buckets: list = option(None, "train on batches of similar length, cut to these lengths (e.g. 16 32 48): "
                                         "less compute on padding; not for multiple choice", type=int, nargs="+",

@@ -9,7 +9,7 @@ config's own defaults hold for the rest. `--budget-minutes` runs
 import dataclasses
 
 from keras_bert.jobs.distribution_options import DistributionOptions
-from keras_bert.jobs.job_options import option, positive_int, positive_number
+from keras_bert.jobs.job_options import fraction, option, positive_int, positive_number, within
 from keras_bert.jobs.run_options import RunOptions
 
 _DATA = "pretraining data (PretrainingDataConfig; its defaults where not given)"
@@ -37,7 +37,7 @@ class PretrainOptions(DistributionOptions, RunOptions):
     eval_corpus: object = option(None, "held-out text files, evaluated at every checkpoint", nargs="+")
     size: str = option("mini", "tiny, mini, small, medium, base or large (with --budget-minutes, the budget recipe's)")
     lowercase: bool = option(True, "the vocabulary is cased", switches={"--cased": False})
-    dropout: float = option(0.1, "the dropout rate", type=float)
+    dropout: float = option(0.1, "the dropout rate", type=float, check=fraction)
     dtype: str = option(None, "mixed precision policy (mixed_float16 wraps the optimizer in a LossScaleOptimizer)",
                         flag="--mixed-precision", type=mixed_precision, metavar="{bfloat16,float16}")
     steps: int = option(1000, "training batches in all (see --budget-minutes)", type=int, check=positive_int)
@@ -47,22 +47,23 @@ class PretrainOptions(DistributionOptions, RunOptions):
     optimizer: str = option("adamw", "the optimizer", choices=["adamw", "lamb"])
     learning_rate: float = option(1e-4, "peak learning rate (with --budget-minutes, the recipe's)", type=float,
                                   check=positive_number)
-    weight_decay: float = option(0.01, "decoupled weight decay", type=float)
-    warmup_steps: int = option(None, "linear warmup, then linear decay to 0 (default: 10% of --steps)", type=int)
+    weight_decay: float = option(0.01, "decoupled weight decay", type=float, check=within("[0, inf)"))
+    warmup_steps: int = option(None, "linear warmup, then linear decay to 0 (default: 10% of --steps)", type=int,
+                               check=within("[0, inf)", integer=True))
     gradient_accumulation_steps: int = option(None, "apply the update every N batches", flag="--grad-accumulation",
-                                              type=int)
+                                              type=int, check=positive_int)
     seed: object = option(None, "seeds the model, dropout and the data (default: the data config's, 0)", type=int)
     checkpoint_every: int = option(None, "steps between checkpoints and held-out evaluations (must divide --steps)",
-                                   type=int)
-    eval_batches: int = option(20, "held-out batches evaluated at every checkpoint", type=int)
-    steps_per_execution: int = option(1, "steps per compiled call (raise on TPUs)", type=int)
+                                   type=int, check=positive_int)
+    eval_batches: int = option(20, "held-out batches evaluated at every checkpoint", type=int, check=positive_int)
+    steps_per_execution: int = option(1, "steps per compiled call (raise on TPUs)", type=int, check=positive_int)
     verbose: int = option(1, "1 for progress bars and summaries, 0 for silence", cli=False)
     objective: str = option("bert", "bert: masked LM (+ sentence task); electra: replaced-token detection, a small "
                                     "generator fills the masked positions and the discriminator (the model to "
                                     "fine-tune) finds them", choices=["bert", "electra"])
     generator_size: float = option(0.25, "the generator's width as a fraction of the discriminator's, in (0, 1]",
-                                   type=float, group=_ELECTRA)
-    rtd_weight: float = option(50.0, "weight of the RTD loss", type=float, group=_ELECTRA)
+                                   type=float, check=within("(0, 1]"), group=_ELECTRA)
+    rtd_weight: float = option(50.0, "weight of the RTD loss", type=float, check=positive_number, group=_ELECTRA)
     # ----------------------------------------------------------------- data options (`**data_options` of `pretrain`)
     sequence_length: int = option(None, "the length of every example (default 128; with --budget-minutes, the "
                                         "recipe's)", type=int, group=_DATA, python=False)

@@ -9,14 +9,22 @@ same way:
     history = runner.fit(model, batches, epochs=..., steps_per_epoch=...)
     runner.save(model, tokenizer.get_vocabulary())         # model.keras, vocab.txt
     runner.write_json("config.json", record)               # the job record, written last
-    runner.finish()
+    runner.finish()                                        # (deletes checkpoints/ unless they are kept)
 
 Output folder (besides what each job adds):
-    model.keras          the trained model (written atomically)
+    model.keras          the trained model, for predicting: no optimizer state (written atomically)
     vocab.txt            the vocabulary it reads
     history.csv          one row per epoch (appended to on resume)
     logs/                TensorBoard logs (when enabled)
-    checkpoints/         the latest resumable checkpoint (see `keras_bert.jobs.checkpointing`)
+    checkpoints/         the latest resumable checkpoint, with the optimizer state (see
+                         `keras_bert.jobs.checkpointing`); deleted when the run finishes without `keep_checkpoints`
+
+One run per folder: a run is finished once model.keras and then its record are
+written (`keras_bert.run_folders`). A new run refuses a folder that holds an
+earlier one, or with `overwrite` deletes that run's outputs before it starts;
+a resumed run deletes its own model.keras and record first (it writes them
+again when it finishes). A folder whose run was interrupted therefore holds no
+model.keras that predict, export or `--init` could take for a finished one.
 
 Distribution: the model is built and `fit` runs under `strategy_scope(strategy)`.
 Only the chief writes to the output folder. Saving runs collective ops under
@@ -29,6 +37,7 @@ import shutil
 import tempfile
 
 import keras
+import numpy as np
 
 from keras_bert.atomic_files import write_atomically, write_json_atomically, write_text_atomically
 from keras_bert.distribution import is_chief, strategy_scope
@@ -40,6 +49,7 @@ from keras_bert.jobs.checkpointing import (
     read_checkpoint_state,
 )
 from keras_bert.jobs.progress import PlainProgressLogger, interactive
+from keras_bert.run_folders import CHECKPOINT_DIR, MODEL_FILE, clear_run, final_outputs, remove_final_outputs
 
 
 def check_same_job(recorded, job, keys, checkpoint_dir):
@@ -70,9 +80,12 @@ class JobRunner:
         resume_keys: the keys of `job` a resumed run must share with its checkpoint.
         resume: continue from the checkpoint in `output_dir/checkpoints`, if any.
         overwrite: start afresh in a folder that holds an earlier run (its
-            checkpoints are deleted first). Without `resume` or `overwrite`,
-            such a folder is refused: a new run would replace that run's
-            checkpoints step by step and leave a mix of both.
+            outputs are deleted first: `run_folders.clear_run`). Without
+            `resume` or `overwrite`, such a folder is refused: a new run would
+            replace that run's files one by one and leave a mix of both. So is
+            one with `resume` but no checkpoint to continue from.
+        keep_checkpoints: keep `checkpoints/` after the run finishes (for a
+            later `resume`); False deletes it once the record is written.
         strategy: None, or a strategy / distribution object (see `keras_bert.distribution`).
         upgrade_record: optional; turns the job recorded by an older
             checkpoint into today's spelling before the comparison.
@@ -105,6 +118,7 @@ class JobRunner:
         *,
         resume=False,
         overwrite=False,
+        keep_checkpoints=True,
         strategy=None,
         upgrade_record=None,
         tensorboard=True,
@@ -119,6 +133,7 @@ class JobRunner:
         self.job = job
         self.resume_keys = tuple(resume_keys)
         self.resume = resume
+        self.keep_checkpoints = keep_checkpoints
         self.strategy = strategy
         self.upgrade_record = upgrade_record
         self.tensorboard = tensorboard
@@ -128,32 +143,41 @@ class JobRunner:
         self.model_format = model_format or None
         self.epoch_name = epoch_name
         self.progress_interval = progress_interval
-        self.checkpoint_dir = os.path.join(self.output_dir, "checkpoints")
+        self.checkpoint_dir = os.path.join(self.output_dir, CHECKPOINT_DIR)
         self.chief = is_chief()
-        if not resume:
+        if not (resume and has_checkpoint(self.checkpoint_dir)):
             self._clear_earlier_run(overwrite)
         self.write_dir = self.output_dir if self.chief else tempfile.mkdtemp(prefix="keras_bert_worker_")
         os.makedirs(self.write_dir, exist_ok=True)
         self.start_step = 0
 
     def _clear_earlier_run(self, overwrite):
-        """Refuses (or, with `overwrite`, clears) an output folder that holds an earlier run.
+        """Refuses (or, with `overwrite`, clears) an output folder that holds an earlier run, before anything is
+        written.
 
         Raises:
-            FileExistsError naming the earlier run's last step and the two ways on.
+            FileExistsError naming what the earlier run left and the ways on.
         """
-        model_file = os.path.join(self.output_dir, "model.keras")
         state = read_checkpoint_state(self.checkpoint_dir) if os.path.isdir(self.checkpoint_dir) else None
-        if state is None and not os.path.exists(model_file):
+        # With `resume`, a checkpoint is here only when the model file its record names is not.
+        broken = " whose model file is missing" if self.resume else ""
+        found = ([f"a checkpoint at step {state['step']}{broken}"] if state is not None else []) + [
+            f"a {name}" for name in final_outputs(self.output_dir)
+        ]
+        if not found:
             return
-        if not overwrite:
-            found = f"a checkpoint at step {state['step']}" if state is not None else "a model.keras"
+        if not overwrite and self.resume:  # --resume without a checkpoint would start over beside that run
             raise FileExistsError(
-                f"{self.output_dir} holds an earlier run ({found}); pass --resume to continue it, --overwrite to "
+                f"{self.output_dir} holds an earlier run ({', '.join(found)}) but no checkpoint for --resume to "
+                "continue from; pass --overwrite to start over in it, or another --out folder."
+            )
+        if not overwrite:
+            raise FileExistsError(
+                f"{self.output_dir} holds an earlier run ({found[0]}); pass --resume to continue it, --overwrite to "
                 "start over in it, or another --out folder."
             )
         if self.chief:
-            shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
+            clear_run(self.output_dir)
 
     def path(self, name):
         """Where this process writes the output file `name`."""
@@ -173,6 +197,8 @@ class JobRunner:
                 if self.upgrade_record is not None:
                     recorded = self.upgrade_record(recorded)
                 check_same_job(recorded, self.job, self.resume_keys, self.checkpoint_dir)
+                if self.chief:  # written again when this run finishes; until then the folder is not a finished run
+                    remove_final_outputs(self.output_dir)
                 model, state = load_checkpoint(self.checkpoint_dir, self.model_format, build)
                 self.start_step = state["step"]
                 if self.verbose:
@@ -231,8 +257,13 @@ class JobRunner:
         return callbacks
 
     def save(self, model, vocabulary):
-        """Writes `model.keras` and `vocab.txt` (the tokens in id order), each atomically."""
-        write_atomically(self.path("model.keras"), model.save, suffix=".keras")
+        """Writes `model.keras` and `vocab.txt` (the tokens in id order), each atomically.
+
+        model.keras holds what predicting needs: the architecture and weights of
+        an uncompiled copy of `model`, without its optimizer state (with AdamW
+        twice the weights' size); the checkpoints keep that state for `resume`.
+        """
+        write_atomically(self.path(MODEL_FILE), uncompiled(model).save, suffix=".keras")
         write_text_atomically("".join(token + "\n" for token in vocabulary), self.path("vocab.txt"))
 
     def write_json(self, name, data):
@@ -240,6 +271,31 @@ class JobRunner:
         write_json_atomically(data, self.path(name))
 
     def finish(self):
-        """Deletes a non-chief worker's temporary folder."""
+        """Ends the run once its record is written: deletes a non-chief worker's temporary folder, and without
+        `keep_checkpoints` the checkpoints (model.keras has the weights; only `resume` needed them)."""
         if not self.chief:
             shutil.rmtree(self.write_dir, ignore_errors=True)
+        elif not self.keep_checkpoints:
+            shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
+
+
+def uncompiled(model):
+    """`model` when it is not compiled, else an uncompiled copy of it (same class, config and weights).
+
+    The copy has no optimizer, so saving it writes no optimizer state, and
+    loading the file then restores no optimizer that a predicting process
+    would not use. Rebuilt from `model`'s config like `keras.saving.load_model`
+    does; each weight goes through a host copy (on JAX, the same buffer in two
+    models would let one model's donated buffers delete the other's weights).
+
+    Raises:
+        ValueError: the copy's weights do not match `model`'s (a model whose config does not rebuild it).
+    """
+    if not getattr(model, "compiled", False):
+        return model
+    copy = type(model).from_config(model.get_config())
+    if [v.shape for v in copy.weights] != [v.shape for v in model.weights]:
+        raise ValueError(f"{type(model).__name__}.from_config(get_config()) does not rebuild the model's weights.")
+    for target, source in zip(copy.weights, model.weights):
+        target.assign(np.array(keras.ops.convert_to_numpy(source)))
+    return copy

@@ -26,7 +26,7 @@ import zipfile
 from keras_bert.converters.checkpoint import resolve_location
 from keras_bert.converters.tokenizer_files import find_vocabulary, keras_sidecar_files, read_do_lower_case
 from keras_bert.models.bert_sizes import BERT_SIZES
-from keras_bert.run_folders import MODEL_FILE, VOCAB_FILE, RunFolder, read_job_record, read_run_folder
+from keras_bert.run_folders import MODEL_FILE, VOCAB_FILE, RunFolder, read_job_record, read_run_folder, unfinished_run
 
 KERAS, CHECKPOINT, SIZE = "keras", "checkpoint", "size"
 
@@ -121,6 +121,10 @@ def find_model(reference):
     if os.path.isdir(reference):
         model_file = os.path.join(reference, MODEL_FILE)
         if not os.path.isfile(model_file):
+            unfinished = unfinished_run(reference)
+            if unfinished:
+                raise FileNotFoundError(f"{reference}: {unfinished}: it was interrupted or is still training; "
+                                        f"--resume continues it")
             raise FileNotFoundError(
                 f"{reference}: the folder has no model.keras (expected a `keras-bert finetune` --out folder)"
             )
