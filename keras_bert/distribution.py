@@ -306,6 +306,29 @@ def prepare_dataset(dataset, strategy, per_worker=False):
     return dataset
 
 
+def skip_steps(dataset, steps, batch_size, strategy, per_worker=False):
+    """`dataset` (batches of `batch_size`, the global batch) past what this process trained on in `steps` steps.
+
+    A resumed run calls it with the checkpoint's step, before `prepare_dataset`.
+    One step takes one batch of `dataset`, except with `per_worker` data (see
+    `prepare_dataset`) in a TensorFlow multi-worker run: tf.distribute splits
+    each of this worker's batches into one piece per replica of the whole
+    cluster, and this worker's replicas take them over `num_workers` steps, so
+    a step takes `batch_size / num_workers` of its rows. Skipping whole
+    batches there would skip `num_workers` times too much.
+    """
+    _, num_workers = worker_index_and_count(strategy)
+    if not steps or not per_worker or num_workers == 1:
+        return dataset.skip(steps)
+    if batch_size % num_workers:
+        raise ValueError(
+            f"`batch_size` must split evenly over the {num_workers} workers. Received: batch_size={batch_size}"
+        )
+    # Rows of the uninterrupted run's pieces: the same pieces from here on, whatever `steps` is.
+    rows_per_step = batch_size // num_workers
+    return dataset.rebatch(rows_per_step, drop_remainder=True).skip(steps).rebatch(batch_size, drop_remainder=True)
+
+
 def worker_index_and_count(strategy):
     """`(worker_index, num_workers)` of this process in a TensorFlow multi-worker run, else `(0, 1)`.
 

@@ -4,7 +4,9 @@ A checkpoint is a `.keras` file (architecture, weights, optimizer state) plus
 `checkpoint.json`: the step reached, the name of that `.keras` file, and
 every random seed generator's state (Keras does not save those with the
 weights, and dropout masks after a resume would otherwise differ from an
-uninterrupted run).
+uninterrupted run), and the process-wide generators' states that torch's
+dropout draws from (`keras_bert.jobs.random_state`; set again right before
+the resumed run's first step).
 
 Crash safety: the model goes to a new file per step, `checkpoint-<step>.keras`
 (written under a temporary name, fsynced, renamed: `keras_bert.atomic_files`); only then is
@@ -26,6 +28,7 @@ import keras
 import numpy as np
 
 from keras_bert.atomic_files import write_atomically, write_json_atomically
+from keras_bert.jobs.random_state import global_random_state, restore_before_first_step, restore_held
 from keras_bert.json_files import read_json
 
 MODEL_FILE = "checkpoint.keras"
@@ -70,6 +73,7 @@ def save_checkpoint(model, directory, step, extra=None, model_format=None):
         "step": int(step),
         "model_file": model_file,
         "seed_states": [keras.ops.convert_to_numpy(g.state).tolist() for g in _seed_generators(model)],
+        "random_state": global_random_state(),  # torch's dropout draws from its global generator
         **(extra or {}),
     }
     write_json_atomically(state, os.path.join(directory, STATE_FILE))  # the commit
@@ -101,6 +105,9 @@ def has_checkpoint(directory):
 def load_checkpoint(directory, model_format=None, build=None):
     """(model, state dict) from `directory`; the model has its optimizer state and seed states back.
 
+    The process-wide random state is held for the model's next training step
+    (`ResumableCheckpoint` sets it then; `random_state` says why not now).
+
     With a `model_format` (see `save_checkpoint`), the model is its
     `read(path, build)`: `build()` makes the new compiled model it fills.
     """
@@ -126,6 +133,7 @@ def load_checkpoint(directory, model_format=None, build=None):
         )
     for generator, value in zip(generators, state["seed_states"]):
         generator.state.assign(np.asarray(value, dtype=keras.backend.standardize_dtype(generator.state.dtype)))
+    restore_before_first_step(model, state.get("random_state"))  # set by ResumableCheckpoint, see random_state
     return model, state
 
 
@@ -148,6 +156,9 @@ class ResumableCheckpoint(keras.callbacks.Callback):
         self.steps_per_epoch = steps_per_epoch
         self.extra = extra or {}
         self.model_format = model_format
+
+    def on_train_batch_begin(self, batch, logs=None):
+        restore_held(self.model)  # a resumed model's process-wide random state (`random_state`), once
 
     def on_epoch_end(self, epoch, logs=None):
         save_checkpoint(self.model, self.directory, (epoch + 1) * self.steps_per_epoch, self.extra, self.model_format)

@@ -5,14 +5,18 @@ Everything here composes public pieces: `BertTokenizer`, `pretraining_dataset`
 `BertPretrainer`, `create_optimizer`, and the `JobRunner` that builds or
 resumes, checkpoints and saves every job.
 
-Output folder layout:
+Output folder layout (one run per folder: `overwrite` deletes an earlier run's outputs before training
+starts, and model.keras and config.json, written last, exist only once the run has finished; see
+`keras_bert.jobs.runner`):
     model.keras          the final BertPretrainer (its `.backbone` is the encoder), or with
-                         `objective="electra"` the ElectraPretrainer (its `.backbone` is the discriminator)
+                         `objective="electra"` the ElectraPretrainer (its `.backbone` is the discriminator);
+                         uncompiled, without optimizer state (`compile()` it to train it further)
     vocab.txt            the vocabulary the model was trained with
     config.json          backbone config, job arguments, final metrics
     history.csv          per-epoch (= per-checkpoint) training and held-out metrics
     logs/                TensorBoard logs
-    checkpoints/         the latest resumable checkpoint
+    checkpoints/         the latest resumable checkpoint, with the optimizer state (`--resume` continues
+                         from it); deleted when the run finishes with `keep_checkpoints=False`
 """
 
 import os
@@ -21,7 +25,13 @@ import zlib
 
 import keras
 
-from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy, worker_index_and_count
+from keras_bert.distribution import (
+    data_parallel_size,
+    prepare_dataset,
+    resolve_strategy,
+    skip_steps,
+    worker_index_and_count,
+)
 from keras_bert.jobs.job_options import takes_options
 from keras_bert.jobs.pretrain_options import PretrainOptions
 from keras_bert.jobs.progress import CheckpointIntervalProgbar
@@ -107,8 +117,18 @@ def pretrain(options, **data_options):
             `packed_inputs=True` and its weights load unpacked for
             fine-tuning), `max_sequences_per_pack`, `streaming` (see README), ...
 
+    Where the state goes: `output_dir/model.keras` holds the pretrained model
+    without its optimizer state (what fine-tuning's `init` and export need);
+    `output_dir/checkpoints/` holds the last checkpoint with it, which only
+    `resume` reads (`keep_checkpoints=False` deletes it when the run finishes).
+
     Returns:
         dict: final and held-out metrics (`heldout`: named by objective), baselines, wall time.
+
+    Raises:
+        ValueError: an option out of its range (`PretrainOptions`), before anything is read.
+        FileExistsError: `output_dir` holds an earlier run, and neither `resume` (with a checkpoint) nor
+            `overwrite` says what to do with it.
     """
     started, o = time.time(), options
     checkpoint_every = _validate_steps(o.steps, o.checkpoint_every)
@@ -133,8 +153,9 @@ def pretrain(options, **data_options):
     )
     data_keys = tuple(k for k in _recorded_data_options(config) if k != "tfrecords_dir")
     runner = JobRunner(
-        o.output_dir, job, _RESUME_KEYS + data_keys, resume=o.resume, overwrite=o.overwrite, strategy=distributed,
-        tensorboard=o.tensorboard, verbose=o.verbose,  # progress as "Steps 1-20 of 200", not "Epoch 1/10":
+        o.output_dir, job, _RESUME_KEYS + data_keys, resume=o.resume, overwrite=o.overwrite,
+        keep_checkpoints=o.keep_checkpoints, strategy=distributed, tensorboard=o.tensorboard,
+        verbose=o.verbose,  # progress as "Steps 1-20 of 200", not "Epoch 1/10":
         callbacks=[*o.callbacks, *([CheckpointIntervalProgbar()] if o.verbose else [])], epoch_name="checkpoint",
     )
 
@@ -297,9 +318,9 @@ def _datasets(corpus, eval_corpus, eval_batches, tokenizer, config, start_step, 
         # Each worker streams its own share of the files (or documents).
         train_config = config.replace(num_workers=num_workers, worker_index=worker_index)
     train = pretraining_dataset(corpus, tokenizer, train_config, verbose=verbose)
-    train = prepare_dataset(
-        train.repeat().skip(start_step).prefetch(4), distributed, per_worker=train_config.num_workers > 1
-    )
+    per_worker = train_config.num_workers > 1
+    train = skip_steps(train.repeat(), start_step, config.batch_size, distributed, per_worker=per_worker)
+    train = prepare_dataset(train.prefetch(4), distributed, per_worker=per_worker)
     if not eval_corpus:
         return train, None, {}
     heldout = config.replace(mode="dynamic", resample_pairs_each_epoch=False, shuffle=False, seed=f"{config.seed}:eval")
