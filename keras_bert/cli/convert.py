@@ -13,9 +13,14 @@ one line to stderr and exits with status 1.
 import sys
 
 from keras_bert.cli.job_arguments import add_job_options, job_keywords
+from keras_bert.cli.preflight import convert_source, model_reference
 from keras_bert.jobs.convert_options import ConvertOptions
 
 HELP = "convert checkpoints: Google TF1 / Hugging Face / .keras"
+# What the command reads, checked before TensorFlow loads (`preflight`): option -> (its flag, the check).
+INPUTS = {"source": ("source", convert_source), "vocabulary": ("--vocabulary", model_reference)}
+# A refused conversion exits with 1 (`run_convert`), a missing source too.
+ERROR_STATUS = 1
 
 
 def add_convert_arguments(parser):

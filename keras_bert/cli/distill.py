@@ -12,9 +12,13 @@ import json
 import os
 
 from keras_bert.cli.job_arguments import add_job_options, job_keywords
+from keras_bert.cli.preflight import existing_file, local_model, model_reference
 from keras_bert.jobs.distill_options import DistillOptions
 
 HELP = "distil a fine-tuned classifier or tagger into a student with fewer layers"
+# What the command reads, checked before TensorFlow loads (`preflight`): option -> (its flag, the check).
+INPUTS = {"teacher": ("--teacher", local_model), "vocab": ("--vocab", model_reference),
+          "train": ("--train", existing_file), "eval": ("--eval", existing_file)}
 
 
 def add_distill_arguments(parser):

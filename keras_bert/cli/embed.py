@@ -20,9 +20,12 @@ import sys
 import numpy as np
 
 from keras_bert.cli.errors import UserError
+from keras_bert.cli.preflight import existing_file, local_model, model_reference
 from keras_bert.cli.predict import _read_inputs, _shown
 
 HELP = "sentence embeddings of raw text (JSON lines, or .npy with --out)"
+# What the command reads, checked before TensorFlow loads (`preflight`): option -> (its flag, the check).
+INPUTS = {"model": (None, local_model), "file": ("--file", existing_file), "tokenizer": ("--tokenizer", model_reference)}
 
 
 def add_embed_arguments(parser):

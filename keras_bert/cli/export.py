@@ -10,10 +10,14 @@
 import sys
 
 from keras_bert.cli.errors import UserError
+from keras_bert.cli.preflight import existing_file, local_model, model_reference
 from keras_bert.option_values import INT8_ACCURACY_TOLERANCE as DEFAULT_TOLERANCE
 from keras_bert.task_registry import CLI_NAMES
 
 HELP = "export a model + tokenizer: a TF SavedModel that takes raw strings, ONNX or LiteRT"
+# What the command reads, checked before TensorFlow loads (`preflight`): option -> (its flag, the check).
+INPUTS = {"model": (None, local_model), "tokenizer": ("--tokenizer", model_reference),
+          "eval_file": ("--eval-file", existing_file)}
 # What a fine-tuning run records about reading long texts and decoding answers; export serves with them.
 _RECORDED_WINDOW_OPTIONS = (
     "window_stride", "doc_stride", "max_query_length", "max_answer_length", "null_score_diff_threshold",

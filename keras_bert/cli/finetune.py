@@ -16,9 +16,14 @@ import os
 
 from keras_bert.cli.errors import UserError
 from keras_bert.cli.job_arguments import add_job_options, job_keywords
+from keras_bert.cli.preflight import existing_file, model_reference
 from keras_bert.jobs.finetune_options import FinetuneOptions
+from keras_bert.task_registry import get_task
 
 HELP = "fine-tune a task head: classify, regress, ner, qa, multiple-choice"
+# What the command reads, checked before TensorFlow loads (`preflight`): option -> (its flag, the check).
+INPUTS = {"init": ("--init", model_reference), "vocab": ("--vocab", model_reference),
+          **{name: (f"--{name}", existing_file) for name in ("train", "eval", "test")}}
 # The options that name a file's columns: with --no-header, 0-based numbers.
 _COLUMNS = ("text_column", "pair_column", "label_column", "context_column", "question_column", "choice_columns")
 
@@ -52,6 +57,15 @@ def _columns(keywords):
     return keywords
 
 
+def _qa_windows(keywords):
+    """Question answering's `--max-query-length` and `--doc-stride` as None when not given: the job derives them
+    from the sequence length (`qa_window_lengths`), where the options' defaults are BERT's for 384 tokens."""
+    if get_task(keywords["task"]).name == "question_answerer":
+        for name in ("max_query_length", "doc_stride"):
+            keywords.setdefault(name, None)
+    return keywords
+
+
 def run_finetune(args):
     """Runs `finetune` with parsed `keras-bert finetune` arguments; returns the exit status (0).
 
@@ -62,7 +76,7 @@ def run_finetune(args):
     # defers keras (the job builds models): `keras-bert --help` and argument errors must not wait for it
     from keras_bert.jobs.finetune import SET_NAMES, finetune
 
-    keywords = _columns(job_keywords(args, FinetuneOptions))
+    keywords = _qa_windows(_columns(job_keywords(args, FinetuneOptions)))
     summary = finetune(**keywords)
     if keywords.get("verbose") == 0:
         shown = {split: {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k != "per_type"}

@@ -14,8 +14,10 @@ Each subcommand lives in its own module (`keras_bert.cli.vocab`, ...), with
 builds the parser from them and turns errors into messages.
 
 User errors (bad arguments, missing or malformed files) end with exit code 2
-and a one-line reason; `--debug` shows the traceback instead. Ctrl-C ends
-with exit code 130.
+(1 for `convert`) and a one-line reason; `--debug` shows the traceback instead.
+Ctrl-C ends with exit code 130. A backend Keras cannot load (`KERAS_BACKEND`)
+and a missing input file (each module's `INPUTS`) are found before TensorFlow
+loads (`preflight`).
 """
 
 import argparse
@@ -25,7 +27,7 @@ import sys
 
 from keras_bert import _command_line_startup
 from keras_bert._version import __version__
-from keras_bert.cli import convert, distill, embed, export, finetune, predict, pretrain, vocab
+from keras_bert.cli import convert, distill, embed, export, finetune, predict, preflight, pretrain, vocab
 from keras_bert.cli.errors import UserError
 
 
@@ -56,13 +58,16 @@ def _has_default_to_show(action):
     return bool(action.option_strings) and action.nargs != 0 and _default(action) not in (None, argparse.SUPPRESS)
 
 
-def _add_command(subparsers, name, help, add_arguments, run):
-    parser = subparsers.add_parser(name, help=help, formatter_class=_HelpWithDefaults)
-    add_arguments(parser)
+def _add_command(subparsers, name, module):
+    """The subcommand `name` of a module with HELP, INPUTS, `add_<name>_arguments` and `run_<name>`."""
+    parser = subparsers.add_parser(name, help=module.HELP, formatter_class=_HelpWithDefaults)
+    getattr(module, f"add_{name}_arguments")(parser)
     for action in parser._actions:
         if action.help is None and _has_default_to_show(action):
             action.help = "(default: %(default)s)"  # argparse prints nothing after an option without help
-    parser.set_defaults(run=run)
+    # `error_status`: `convert` reports a refused conversion with 1 (its contract), the others with 2.
+    parser.set_defaults(run=getattr(module, f"run_{name}"), inputs=module.INPUTS,
+                        error_status=getattr(module, "ERROR_STATUS", 2))
 
 
 def _where_to_resume(args, argv):
@@ -90,14 +95,9 @@ def build_parser():
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     parser.add_argument("--version", action="version", version=f"keras-bert {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    _add_command(subparsers, "vocab", vocab.HELP, vocab.add_vocab_arguments, vocab.run_vocab)
-    _add_command(subparsers, "pretrain", pretrain.HELP, pretrain.add_pretrain_arguments, pretrain.run_pretrain)
-    _add_command(subparsers, "finetune", finetune.HELP, finetune.add_finetune_arguments, finetune.run_finetune)
-    _add_command(subparsers, "distill", distill.HELP, distill.add_distill_arguments, distill.run_distill)
-    _add_command(subparsers, "convert", convert.HELP, convert.add_convert_arguments, convert.run_convert)
-    _add_command(subparsers, "export", export.HELP, export.add_export_arguments, export.run_export)
-    _add_command(subparsers, "predict", predict.HELP, predict.add_predict_arguments, predict.run_predict)
-    _add_command(subparsers, "embed", embed.HELP, embed.add_embed_arguments, embed.run_embed)
+    for name, module in (("vocab", vocab), ("pretrain", pretrain), ("finetune", finetune), ("distill", distill),
+                         ("convert", convert), ("export", export), ("predict", predict), ("embed", embed)):
+        _add_command(subparsers, name, module)
     return parser
 
 
@@ -110,6 +110,16 @@ def main(argv=None):
         args.texts = [*args.texts, *extras]
     elif extras:
         parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    # A backend Keras cannot load (as an argument error: 2) and a missing input file (as the command reports its
+    # errors) are answered now, without waiting for TensorFlow.
+    try:
+        preflight.check_backend()
+    except UserError as error:
+        return _report(args, error, 2)
+    try:
+        preflight.check_inputs(args, args.inputs)
+    except FileNotFoundError as error:
+        return _report(args, error, args.error_status)
     # Only now, with arguments that parse, load TensorFlow (without its start-up notices when this process is
     # the command); `--help`, `--version` and argument errors ended above, without keras or TensorFlow.
     _command_line_startup.quiet_tensorflow_startup()
@@ -119,12 +129,17 @@ def main(argv=None):
         print(f"keras-bert: interrupted{_where_to_resume(args, argv)}", file=sys.stderr)
         return 130
     except (UserError, ValueError, FileNotFoundError, OSError) as error:
-        if args.debug:
-            raise
-        message = " ".join(str(error).split())
-        print(f"keras-bert {args.command}: error: {message}", file=sys.stderr)
-        return 2
+        return _report(args, error, 2)
     return status or 0
+
+
+def _report(args, error, status):
+    """Prints `error` as one line and returns `status` (with `--debug`, raises it instead)."""
+    if args.debug:
+        raise error
+    message = " ".join(str(error).split())
+    print(f"keras-bert {args.command}: error: {message}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

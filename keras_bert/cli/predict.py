@@ -20,8 +20,11 @@ import os
 import sys
 
 from keras_bert.cli.errors import UserError
+from keras_bert.cli.preflight import existing_file, local_model, model_reference
 
 HELP = "predict on raw text with a SavedModel, ONNX / LiteRT export, .keras file or finetune folder"
+# What the command reads, checked before TensorFlow loads (`preflight`): option -> (its flag, the check).
+INPUTS = {"model": (None, local_model), "file": ("--file", existing_file), "tokenizer": ("--tokenizer", model_reference)}
 EPILOG = (
     "Output: one JSON line per input line, in order. A blank line (or an empty tab-separated field) gives "
     '{"input": "", "error": "..."} in its place and a note on stderr; the other lines are still predicted and the '

@@ -3,8 +3,11 @@
     keras-bert vocab --corpus texts/ --size 8000 --out vocab.txt
 """
 
+from keras_bert.cli.preflight import matching_files
 
 HELP = "learn a WordPiece vocabulary from text files"
+# What the command reads, checked before TensorFlow loads (`preflight`): option -> (its flag, the check).
+INPUTS = {"corpus": ("--corpus", matching_files)}
 
 
 def add_vocab_arguments(parser):

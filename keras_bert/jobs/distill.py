@@ -33,6 +33,7 @@ Output folder (as `keras-bert finetune`'s, so `export`, `predict` and
 import json
 import os
 import time
+import warnings
 
 import keras
 import numpy as np
@@ -113,7 +114,8 @@ def distill(options, **task_options):
         **{k: v for k, v in file_options.items() if k not in ("sequence_length", "dropout")},
     )
     runner = JobRunner(output_dir, job, _RESUME_KEYS, resume=o.resume, overwrite=o.overwrite,
-                       tensorboard=o.tensorboard, callbacks=o.callbacks, verbose=o.verbose)
+                       keep_checkpoints=o.keep_checkpoints, tensorboard=o.tensorboard, callbacks=o.callbacks,
+                       verbose=o.verbose)
     distiller = runner.build_or_resume(lambda: _new_distiller(teacher_model, job))
 
     logits_started = time.time()
@@ -243,29 +245,53 @@ def _with_teacher_logits(runner, distiller, train_features, eval_features, job, 
 
 
 def _teacher_logits(teacher, x, batch_size, multiple=16):
-    """The teacher's logits of every row of `x`, in order, batching rows of similar length.
+    """The teacher's logits of every row of `x`, in order, computing on rows of similar length.
 
-    Rows are sorted by their number of real tokens and each batch is cut to
-    its longest row, rounded up to a multiple of `multiple` (few distinct
-    shapes to compile): most texts are much shorter than the sequence length,
-    and padding changes no logit. A tagger's logits are padded back to the full length.
+    Each row is cut to its number of real tokens rounded up to a multiple of `multiple`: most texts are
+    much shorter than the sequence length, and padding changes no logit. One `predict` per cut length,
+    over a dataset of input dicts as the held-out evaluation feeds the teacher (`FinetuneTaskJob.evaluate`).
+    A tagger's logits are padded back to the full length with zeros.
     """
+    # defers TensorFlow (the batches are a tf.data pipeline, as every dataset the job feeds)
+    import tensorflow as tf
+
+    _trace_for_any_shape(teacher, x)
     lengths = np.asarray(x["padding_mask"]).sum(axis=1)
     full = x["token_ids"].shape[1]
-    order = np.argsort(lengths, kind="stable")
+    cuts = np.minimum(full, np.maximum(multiple, -(-lengths // multiple) * multiple))
     out = None
-    for start in range(0, len(order), batch_size):
-        rows = order[start : start + batch_size]
-        cut = min(full, max(multiple, int(-(-lengths[rows].max() // multiple) * multiple)))
-        logits = np.asarray(teacher.predict_on_batch({k: v[rows, :cut] for k, v in x.items()}), "float32")
+    for cut in np.unique(cuts):
+        rows = np.flatnonzero(cuts == cut)
+        inputs = tf.data.Dataset.from_tensor_slices({k: v[rows, :cut] for k, v in x.items()}).batch(batch_size)
+        logits = np.asarray(teacher.predict(inputs, verbose=0), "float32")
         if out is None:
-            out = np.zeros((len(order), full, logits.shape[-1]) if logits.ndim == 3 else (len(order),) + logits.shape[1:],
+            out = np.zeros((len(lengths), full, logits.shape[-1]) if logits.ndim == 3 else (len(lengths),) + logits.shape[1:],
                            "float32")
         if logits.ndim == 3:
             out[rows, :cut] = logits
         else:
             out[rows] = logits
     return out
+
+
+def _trace_for_any_shape(model, x):
+    """On TensorFlow, traces `model`'s predict function once for inputs of any batch size and length.
+
+    Keras' predict function is a `tf.function` that traces each new input shape it meets (relaxing the
+    shape from the second on). The teacher predicts on batches cut to several lengths, each with a smaller
+    last batch, and then on the held-out set: five traces or more, and TensorFlow warned about retracing
+    (its count is per function code, so every model's predict function adds to it). Traced first with
+    `(None, None)` inputs, the function serves every later batch from that one trace. JAX and torch trace
+    no `tf.function`.
+    """
+    if keras.backend.backend() != "tensorflow" or model.run_eagerly:
+        return
+    # defers TensorFlow, as above
+    import tensorflow as tf
+
+    model.make_predict_function()
+    spec = {k: tf.TensorSpec((None, None), tf.as_dtype(v.dtype)) for k, v in model.drop_unused_features(x).items()}
+    model.predict_function.get_concrete_function([spec])  # the structure `predict` calls it with: [batch]
 
 
 def _fit(runner, distiller, features, validation, job, steps_per_epoch):
@@ -282,8 +308,11 @@ def _fit(runner, distiller, features, validation, job, steps_per_epoch):
     # As in `finetune`: build the compiled metrics from a batch outside the training stream, so a fresh and a
     # resumed run train on the same batches on JAX and torch.
     distiller._symbolic_build(data_batch=next(iter(features.dataset(batch).take(1))))
-    return runner.fit(distiller, train_data, epochs=job["epochs"], steps_per_epoch=steps_per_epoch,
-                      validation_data=None if validation is None else validation.dataset(job["batch_size"]))
+    with warnings.catch_warnings():
+        # As in `finetune`: a tagger's loss does not read the pooler (as in BERT); Keras warns that it gets no gradient.
+        warnings.filterwarnings("ignore", message="Gradients do not exist for variables")
+        return runner.fit(distiller, train_data, epochs=job["epochs"], steps_per_epoch=steps_per_epoch,
+                          validation_data=None if validation is None else validation.dataset(job["batch_size"]))
 
 
 def _report(summary, model_path, student_layers, teacher_layers):

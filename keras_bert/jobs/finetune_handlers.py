@@ -40,7 +40,12 @@ from keras_bert.preprocessing.task_data.classification_data import (
 )
 from keras_bert.preprocessing.task_data.multiple_choice_data import multiple_choice_features, read_multiple_choice
 from keras_bert.preprocessing.task_data.ner_data import ner_features, ner_label_names, read_conll, word_predictions
-from keras_bert.preprocessing.task_data.squad_data import decode_answers, read_squad, squad_features
+from keras_bert.preprocessing.task_data.squad_data import (
+    decode_answers,
+    qa_window_lengths,
+    read_squad,
+    squad_features,
+)
 
 
 class FinetuneTaskJob(abc.ABC):
@@ -217,7 +222,8 @@ class QuestionAnswererJob(FinetuneTaskJob):
     """Answer spans in a context (SQuAD 1.1 / 2.0 JSON).
 
     Options:
-        doc_stride, max_query_length: how contexts and questions become windows (see `squad_features`).
+        doc_stride, max_query_length: how contexts and questions become windows (see `squad_features`);
+            None: from the sequence length (`qa_window_lengths`), the values then kept in `options`.
         max_answer_length, n_best_size, null_score_diff_threshold: decoding (see `decode_answers`).
         allow_no_answer: predict "no answer" too; default: whether the
             training data has unanswerable questions.
@@ -230,6 +236,13 @@ class QuestionAnswererJob(FinetuneTaskJob):
         "doc_stride", "max_query_length", "max_answer_length", "n_best_size", "allow_no_answer",
         "null_score_diff_threshold", "on_mismatch",
     )
+
+    def __init__(self, options):
+        super().__init__(options)
+        # Checked (or derived) now, before any data are read; the job records what its windows used.
+        options["max_query_length"], options["doc_stride"] = qa_window_lengths(
+            options["sequence_length"], options.get("doc_stride"), options.get("max_query_length")
+        )
 
     def read(self, path):
         stats = {}

@@ -37,8 +37,11 @@ def test_version(capsys):
 
 
 @pytest.mark.only_backend("tensorflow", reason=PLUMBING)
-def test_predict_takes_texts_before_and_after_options(monkeypatch):
+def test_predict_takes_texts_before_and_after_options(tmp_path, monkeypatch):
     seen = {}
+    monkeypatch.chdir(tmp_path)  # the files the command names exist (it checks them before it runs)
+    for name in ("model.keras", "vocab.txt"):
+        (tmp_path / name).write_text("")
 
     def run_predict(args):
         seen.update(texts=args.texts, tokenizer=args.tokenizer)
@@ -102,6 +105,10 @@ def test_an_interrupted_job_names_its_last_checkpoint_and_the_resume_command(tmp
         raise KeyboardInterrupt
 
     monkeypatch.setattr(keras_bert.cli.pretrain, "run_pretrain", interrupted_after_a_checkpoint)
+    monkeypatch.chdir(tmp_path)  # the files the command names exist (it checks them before it runs)
+    (tmp_path / "texts").mkdir()
+    (tmp_path / "texts" / "a.txt").write_text("A sentence.\n")
+    (tmp_path / "vocab.txt").write_text("[PAD]\n")
     argv = ["pretrain", "--corpus", "texts/", "--vocab", "vocab.txt", "--steps", "200", "--out", str(out)]
     assert main(argv) == 130
     err = capsys.readouterr().err
@@ -115,6 +122,8 @@ def test_an_interrupted_job_without_a_checkpoint_says_so(tmp_path, monkeypatch, 
         raise KeyboardInterrupt
 
     monkeypatch.setattr(keras_bert.cli.finetune, "run_finetune", interrupted)
+    monkeypatch.chdir(tmp_path)  # the files the command names exist (it checks them before it runs)
+    (tmp_path / "t.tsv").write_text("sentence\tlabel\n")
     argv = ["finetune", "--task", "classify", "--init", "tiny", "--train", "t.tsv", "--out", str(tmp_path / "x")]
     assert main(argv) == 130
     assert capsys.readouterr().err.strip() == (
@@ -141,10 +150,13 @@ def test_help_shows_the_defaults(capsys):
 def test_a_budget_run_leaves_unset_settings_to_the_recipe_and_a_step_run_keeps_its_defaults(tmp_path, monkeypatch):
     seen, job = {}, keras_bert.jobs.pretrain.pretrain
     # The command imports the jobs when it runs (so that `--help` need not load keras): patch them where they live.
-    monkeypatch.setattr(keras_bert.jobs.pretrain_budget, "pretrain_within_budget", lambda **kw: seen.update(budget=kw) or {})
-    monkeypatch.setattr(keras_bert.jobs.pretrain, "pretrain", lambda **kw: seen.update(steps=kw) or {})
+    summary = {"final_metrics": {}, "steps": 10}  # what the command reports of a run
+    monkeypatch.setattr(keras_bert.jobs.pretrain_budget, "pretrain_within_budget",
+                        lambda **kw: seen.update(budget=kw) or summary)
+    monkeypatch.setattr(keras_bert.jobs.pretrain, "pretrain", lambda **kw: seen.update(steps=kw) or summary)
     (tmp_path / "vocab.txt").write_text("[PAD]\n")
-    argv = ["pretrain", "--corpus", "texts/", "--vocab", str(tmp_path / "vocab.txt"), "--out", str(tmp_path / "run")]
+    argv = ["pretrain", "--corpus", str(tmp_path / "vocab.txt"), "--vocab", str(tmp_path / "vocab.txt"),
+            "--out", str(tmp_path / "run")]
     recipe = ("size", "learning_rate", "pack_sequences", "masking")
     assert main([*argv, "--budget-minutes", "5", "--sequence-length", "96"]) == 0
     budget = seen["budget"]

@@ -51,7 +51,7 @@ def test_help_lists_every_subcommand_without_loading_keras(module):
 
 
 @pytest.mark.only_backend("torch", reason="`--help` parses no model: the same on every backend")
-def test_each_subcommand_help_and_argument_errors_end_before_keras_loads():
+def test_each_subcommand_help_and_argument_errors_end_before_keras_loads(tmp_path):
     for command in COMMANDS:
         result, imported = _command_with_imports("keras_bert", command, "--help")
         assert result.returncode == 0 and f"usage: keras-bert {command}" in result.stdout, result.stderr[-2000:]
@@ -59,9 +59,15 @@ def test_each_subcommand_help_and_argument_errors_end_before_keras_loads():
     result, imported = _command_with_imports("keras_bert", "finetune", "--task", "nope")
     assert result.returncode == 2 and "invalid choice: 'nope'" in result.stderr
     assert not imported & HEAVY_MODULES, sorted(imported & HEAVY_MODULES)
-    # A command whose arguments parse does load them (the check above can see them).
+    # So does a missing input file (`cli.preflight`).
     result, imported = _command_with_imports("keras_bert", "predict", "no-such-model.keras", "a text")
     assert result.returncode == 2 and "no-such-model.keras: no such file" in result.stderr
+    assert not imported & HEAVY_MODULES, sorted(imported & HEAVY_MODULES)
+    # A command whose arguments parse and whose files exist does load them (the checks above can see them).
+    model = tmp_path / "broken.keras"
+    model.write_bytes(b"not a zip archive")
+    result, imported = _command_with_imports("keras_bert", "predict", str(model), "a text")
+    assert result.returncode == 2 and "not a .keras file" in result.stderr
     assert "tensorflow" in imported
 
 

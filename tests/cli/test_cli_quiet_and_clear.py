@@ -45,13 +45,16 @@ def _command(*args, **env_changes):
 
 
 @pytest.mark.only_backend("tensorflow", reason="TensorFlow prints its notices when it loads: under KERAS_BACKEND=tensorflow `import keras_bert` loads it")
-def test_the_command_prints_no_tensorflow_startup_notices():
-    # A command whose arguments parse loads TensorFlow before it runs (and here fails: no such model file).
-    quiet = _command("predict", "no-such-model.keras", "a text")
+def test_the_command_prints_no_tensorflow_startup_notices(tmp_path):
+    # A command whose arguments parse and whose files exist loads TensorFlow before it runs (and here fails: the
+    # model file is no .keras archive; a missing file would be reported before TensorFlow loads).
+    model = tmp_path / "broken.keras"
+    model.write_bytes(b"not a zip archive")
+    quiet = _command("predict", str(model), "a text")
     assert quiet.returncode == 2
-    assert quiet.stderr == "keras-bert predict: error: no-such-model.keras: no such file\n"
+    assert quiet.stderr == f"keras-bert predict: error: {model}: not a .keras file (not a zip archive: truncated or corrupt?)\n"
     # The same command with the filter off shows them: the assertion above is not vacuous.
-    loud = _command("predict", "no-such-model.keras", "a text", KERAS_BERT_SHOW_TF_LOGS="1")
+    loud = _command("predict", str(model), "a text", KERAS_BERT_SHOW_TF_LOGS="1")
     assert any(startup.is_startup_noise(line) for line in loud.stderr.splitlines()), loud.stderr
     assert _command("--version").stderr == ""
 

@@ -1,7 +1,7 @@
 """Extractive question answering data: SQuAD 1.1 / 2.0 JSON → windowed `TaskFeatures` → answer spans.
 
     examples = read_squad("train-v2.0.json")
-    features = squad_features(examples, tokenizer, sequence_length=384, doc_stride=128)
+    features = squad_features(examples, tokenizer, sequence_length=384)   # doc_stride 128, max_query_length 64
     model.fit(features.dataset(batch_size=32, shuffle=True), epochs=2)
     answers = decode_answers(model.predict(features.dataset(labels=False)), features, examples)
 
@@ -185,6 +185,39 @@ def fit_qa_lengths(sequence_length, doc_stride=128, max_query_length=64):
     return max_query_length, doc_stride
 
 
+def qa_window_lengths(sequence_length, doc_stride=None, max_query_length=None):
+    """`(max_query_length, doc_stride)` of windows of `sequence_length` tokens: the given ones checked, the others
+    derived from the length.
+
+    Left out (None), they keep the proportions of BERT's 64 and 128 at 384 tokens (Google's run_squad.py,
+    transformers' run_qa.py): a question of a quarter of the sequence at most (64 at most), windows that start
+    every third of it (128 at most, and never past the context room beside the question). At 64 tokens: 16
+    and 21; at 128: 32 and 42.
+
+    Raises:
+        ValueError: given values that do not fit `sequence_length`, naming values that do.
+    """
+    if max_query_length is None:
+        max_query_length = max(1, min(64, sequence_length // 4))
+    if max_query_length < 1:
+        raise ValueError(f"`max_query_length` must be at least 1. Received: max_query_length={max_query_length}")
+    # [CLS] question [SEP] context [SEP], a question cut to leave at least one context token.
+    room = sequence_length - 3 - min(max_query_length, sequence_length - 4)
+    if doc_stride is None:
+        return max_query_length, max(1, min(128, sequence_length // 3, room))
+    if not 1 <= doc_stride <= room:
+        defaults = "max_query_length={}, doc_stride={}".format(*qa_window_lengths(sequence_length))
+        question = sequence_length - 3 - doc_stride  # the longest question that leaves doc_stride context tokens
+        shorter = f", or max_query_length <= {question}" if 1 <= question < max_query_length else ""
+        raise ValueError(
+            f"`doc_stride` must be in [1, {room}] (the context tokens that fit beside a question of "
+            f"max_query_length={max_query_length} in sequence_length={sequence_length}). Received: "
+            f"doc_stride={doc_stride}. Values that fit: leave out doc_stride and max_query_length ({defaults}), or "
+            f"doc_stride in [1, {room}]{shorter}."
+        )
+    return max_query_length, doc_stride
+
+
 def _context_windows(context_lengths, context_rooms, doc_stride, batch_size):
     """Per example, `[(start, end, is_max)]` of its context windows: `text_windows`' windows and max-context
     mask (bool `(end - start,)`), computed `batch_size` examples at a time."""
@@ -203,7 +236,7 @@ def _context_windows(context_lengths, context_rooms, doc_stride, batch_size):
     return windows
 
 
-def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max_query_length=64, batch_size=2048):
+def squad_features(examples, tokenizer, sequence_length=384, doc_stride=None, max_query_length=None, batch_size=2048):
     """Windowed model inputs of SQuAD examples, with labels and offsets to decode predictions.
 
     Args:
@@ -211,8 +244,10 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
         tokenizer: a `BertTokenizer`.
         sequence_length: packed length (BERT: 384).
         doc_stride: tokens between the starts of consecutive context windows
-            (BERT: 128). Must be at most the context room per window.
+            (BERT: 128). Must be at most the context room per window. None:
+            from `sequence_length` (`qa_window_lengths`: 128 at 384).
         max_query_length: questions are cut to this many tokens (BERT: 64).
+            None: from `sequence_length` (64 at 384).
         batch_size: texts tokenized per call (memory only).
 
     Returns:
@@ -227,17 +262,11 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=128, max
 
     Raises:
         ValueError: an answer that covers no token (e.g. only whitespace),
-            naming the question.
+            naming the question; window lengths that do not fit `sequence_length`.
     """
     if not examples:
         raise ValueError("No examples to build features from.")
-    room = sequence_length - 3 - min(max_query_length, sequence_length - 4)
-    if not 1 <= doc_stride <= room:
-        raise ValueError(
-            f"`doc_stride` must be in [1, {room}] (the context tokens that fit beside a question of "
-            f"max_query_length={max_query_length} in sequence_length={sequence_length}). "
-            f"Received: doc_stride={doc_stride}"
-        )
+    max_query_length, doc_stride = qa_window_lengths(sequence_length, doc_stride, max_query_length)
     questions = []
     for start in range(0, len(examples), batch_size):
         chunk = tf.constant([e.question for e in examples[start : start + batch_size]])
