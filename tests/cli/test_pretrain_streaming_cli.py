@@ -1,10 +1,19 @@
-"""`keras-bert pretrain --streaming`: a tiny job on a streamed corpus, on every backend (the data is
-tf.data, the training each backend's own)."""
+"""`keras-bert pretrain --streaming`: a tiny job on a streamed corpus.
+
+The streamed corpus is tf.data, handed to `fit` through Keras' dataset adapter
+as the in-memory corpus is; each backend's pretraining run is
+tests/jobs/test_pretraining_job.py's and its resume test_interrupted_training.py's,
+so this one runs once, on torch."""
 
 import json
 import math
 
+import pytest
+
 from keras_bert.cli.main import main
+
+pytestmark = pytest.mark.only_backend("torch", reason="streaming changes only the tf.data input; each backend's "
+                                      "pretraining run is test_pretraining_job.py's")
 
 
 def test_pretrain_streaming_trains_and_records_the_option(corpus, tmp_path, capsys):

@@ -18,7 +18,10 @@ from keras_bert.export.saved_model.hub_export import write_hub_encoder
 from keras_bert.export.tensorflow_worker import run_in_tensorflow
 
 
-@pytest.mark.not_backend("tensorflow", reason="on TensorFlow the writer runs in this process: there is no child")
+# The child starts and answers the same way from JAX and from torch (run_in_tensorflow is backend-blind code around
+# a subprocess): each test runs from one of them, and on TensorFlow where the writer needs none.
+@pytest.mark.only_backend("torch", reason="on TensorFlow the writer runs in this process; the child is started the same "
+                          "way from JAX and torch, checked once from torch")
 def test_the_writers_return_value_comes_back_from_the_child(tmp_path):
     metadata = export_saved_model(tiny_backbone(), tmp_path / "backbone", tokenizer(), sequence_length=8, verbose=False)
     assert metadata == read_metadata(tmp_path / "backbone")
@@ -26,6 +29,7 @@ def test_the_writers_return_value_comes_back_from_the_child(tmp_path):
     assert metadata["export_backend"] == "tensorflow"
 
 
+@pytest.mark.not_backend("jax", reason="the child is started the same way from JAX and torch, checked once from torch")
 def test_a_failed_writer_says_why_and_leaves_the_target_as_it_was(tmp_path):
     # A folder that appears between the checks and the writing: the writer refuses to replace it.
     target = tmp_path / "taken"

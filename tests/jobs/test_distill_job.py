@@ -27,6 +27,8 @@ def teacher_file(tmp_path_factory):
     return path
 
 
+@pytest.mark.only_backend("torch", reason="the job's records, scores and resume are the same Python on every backend; the "
+                          "distiller's losses and training run on each in tests/models/test_distiller.py")
 def test_hidden_loss_run_scores_student_and_teacher_and_resumes_to_the_same_end(teacher_file, tmp_path):
     out = tmp_path / "student"
     options = dict(eval=DEV, student_layers=2, hidden_loss_weight=0.5, sequence_length=16, epochs=1,

@@ -21,6 +21,11 @@ from task_helpers import FIXTURES
 
 EXAMPLES, BATCH, EPOCHS, PATIENCE = 64, 16, 8, 2  # 4 steps per epoch
 
+# Choosing the epoch, stopping early and resuming with both are callbacks and records around `fit`, the same Python
+# on every backend; that each backend's `fit` resumes to the same weights is tests/robustness/test_interrupted_training.py's.
+pytestmark = pytest.mark.only_backend("torch", reason="epoch selection and early stopping are the job's callbacks, the "
+                                      "same on every backend; once, on torch, whose tiny models run eagerly")
+
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
@@ -88,8 +93,6 @@ def test_model_keras_is_the_best_epoch_and_the_run_stops_after_the_patience(stra
     assert metrics["accuracy"] == pytest.approx(history["val_accuracy"][0], abs=1e-6)
 
 
-@pytest.mark.only_backend("tensorflow", reason="which weights model.keras keeps is job plumbing; the selection itself "
-                                               "runs on every backend above")
 def test_keep_last_epoch_saves_the_last_epoch(files, tmp_path):
     summary = run(files, tmp_path, select_best=False, epochs=3, early_stopping_patience=None)
     assert summary["best_epoch"]["epoch"] == 1 and summary["best_epoch"]["model_keras"] == "last epoch"
@@ -145,8 +148,6 @@ def test_resuming_a_run_that_stopped_early_trains_only_with_a_longer_patience(fi
     assert summary["best_epoch"]["epoch"] == 1 and summary["best_epoch"]["epochs_run"] == 5
 
 
-# In torch's pass: the shortest, and its two tiny runs there trace and compile nothing (8 s on TensorFlow).
-@pytest.mark.only_backend("torch", reason="argument checks are backend-independent")
 def test_monitor_and_patience_are_checked(files, tmp_path):
     with pytest.raises(ValueError, match="needs an --eval file"):
         run(files, tmp_path / "a", eval=None)

@@ -20,6 +20,11 @@ from task_helpers import FIXTURES
 
 EXAMPLES, BATCH, RANK = 64, 16, 2  # 4 steps per epoch
 
+# The adapter file, the merged model, the record and resume are the job's; the LoRA model itself (its layers,
+# training, merging and saving) runs on every backend in tests/models/test_lora.py.
+pytestmark = pytest.mark.only_backend("torch", reason="the LoRA job's files, records and resume are the same Python on "
+                                      "every backend; the LoRA model is tested on each in tests/models/test_lora.py")
+
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
@@ -114,7 +119,6 @@ def test_an_interrupted_lora_run_resumes_to_the_same_adapters(files, straight, t
                                   outputs(keras.saving.load_model(out / "model.keras")))
 
 
-@pytest.mark.only_backend("tensorflow", reason="argument checks before any training; backend-independent")
 def test_bad_lora_arguments_are_refused_before_training(files, tmp_path):
     with pytest.raises(ValueError, match="positive int. Received: lora_rank=0"):
         run(files, tmp_path / "a", lora_rank=0)
@@ -127,7 +131,6 @@ def test_bad_lora_arguments_are_refused_before_training(files, tmp_path):
         run(files, tmp_path / "d", lora_rank=9)
 
 
-@pytest.mark.only_backend("tensorflow", reason="the command line maps flags to the job; the job runs on every backend")
 def test_cli_lora_flags_reach_the_job(files, tmp_path, capsys):
     from keras_bert.cli.main import main  # the CLI's argparse lives in keras_bert.cli
 

@@ -33,6 +33,8 @@ def run(files, out, init=None, **overrides):
     return finetune("classify", init, files / "train.tsv", out, **{**options, **overrides})
 
 
+@pytest.mark.only_backend("torch", reason="the flag's way to the saved model is job plumbing; the mean-pooled classifier "
+                          "itself runs on every backend in tests/models/test_classifier_pooling.py")
 def test_the_cli_flag_trains_and_saves_a_mean_pooled_classifier(files, tmp_path):
     from keras_bert.cli.finetune import add_finetune_arguments, run_finetune
     from keras_bert.jobs.finetune_options import FinetuneOptions

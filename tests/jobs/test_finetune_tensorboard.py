@@ -15,6 +15,10 @@ from task_helpers import FIXTURES
 
 tf = pytest.importorskip("tensorflow")
 
+pytestmark = pytest.mark.not_backend(
+    "jax", reason="Keras' TensorBoard callback writes its scalars from Python after each epoch, the same on JAX as on "
+    "torch (TensorFlow alone adds the traced graph, so it runs there too); JAX would only add compiling the steps")
+
 
 def scalars(folder):
     """`{tag: [(step, value), ...]}` of every event file in `folder`."""

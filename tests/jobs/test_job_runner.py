@@ -17,6 +17,11 @@ from keras_bert.preprocessing.pretraining.config import PretrainingDataConfig
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
 VOCAB = str(FIXTURES / "vocab.txt")
 
+# What is checked here (argument records, refusals, folder rules, task names, which logs are written) is Python
+# around `fit`; training itself, and resuming it to the same weights, is checked on every backend elsewhere.
+pytestmark = pytest.mark.only_backend("torch", reason="the runner's records, checks and folder rules are the same "
+                                      "Python on every backend; once, on torch, whose tiny models run eagerly")
+
 
 def test_check_same_job_names_every_differing_key_and_skips_unrecorded_ones():
     recorded = {"learning_rate": 1e-3, "seed": 1, "steps": 6}

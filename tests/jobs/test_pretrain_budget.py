@@ -62,6 +62,8 @@ def test_a_budget_too_short_for_one_step_names_what_the_calibration_measured(sma
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.only_backend("torch", reason="the steps a budget allows are arithmetic on the calibration, the same on "
+                          "every backend; each backend's pretraining run is test_pretraining_job.py's")
 def test_the_run_takes_the_steps_the_calibration_allows(small_corpus, tmp_path, monkeypatch):
     # A calibration that measured 1 s of set-up and 0.5 s a step: 0.1 minutes then leave room for
     # (6 x 0.95 - 1) / 0.5 = 9.4 steps, i.e. 8 in whole checkpoints of 2 (the machine's own

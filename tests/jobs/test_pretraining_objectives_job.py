@@ -50,6 +50,8 @@ def packed_batch(slots):
     return {k: np.array(v, "int32") for k, v in batch.items()}
 
 
+@pytest.mark.only_backend("torch", reason="span masking and packing change only tf.data batches of the MLM model; each "
+                          "backend's pretraining run is test_pretraining_job.py's")
 def test_mlm_only_full_sentences_with_span_masking_packed(corpus, tmp_path, capsys):
     out = tmp_path / "run"
     status = main(argv(corpus, out, "--sentence-task", "none", "--masking", "span", "--pack-sequences"))
