@@ -19,6 +19,14 @@ step k + 1, so a resumed run sets it right before its first step
 (`restore_before_first_step`, then `restore_held` from a callback's
 `on_train_batch_begin`). The data pipelines draw from their own seeded
 generators, not from these.
+
+Held-out evaluation inside `fit` draws from them too: on torch, each
+validation pass opens a new `DataLoader` iterator, one base seed from torch's
+generator. Training after it would then get other dropout masks than the
+same run without held-out data (so a run resumed without its held-out data
+could not end where the uninterrupted run with it did).
+`KeepRandomStateThroughEvaluation` sets the generators back at the end of
+every evaluation pass, so evaluating leaves training's draws as they were.
 """
 
 import base64
@@ -102,3 +110,25 @@ def restore_held(model):
     state = _HELD.pop(model, None)
     if state is not None:
         set_global_random_state(state)
+
+
+class KeepRandomStateThroughEvaluation(keras.callbacks.Callback):
+    """Gives the process-wide generators back their state from before each evaluation pass of `fit`.
+
+    Without it, on torch, a run with held-out data trains with other dropout
+    masks than the same run without (see the module docstring). Keras calls
+    `on_test_begin` before the evaluation opens its data iterator and
+    `on_test_end` after its last batch.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._state = None
+
+    def on_test_begin(self, logs=None):
+        self._state = global_random_state()
+
+    def on_test_end(self, logs=None):
+        if self._state is not None:
+            set_global_random_state(self._state)
+            self._state = None

@@ -49,6 +49,7 @@ from keras_bert.jobs.checkpointing import (
     read_checkpoint_state,
 )
 from keras_bert.jobs.progress import PlainProgressLogger, interactive
+from keras_bert.jobs.random_state import KeepRandomStateThroughEvaluation
 from keras_bert.run_folders import CHECKPOINT_DIR, MODEL_FILE, clear_run, final_outputs, remove_final_outputs
 
 
@@ -241,6 +242,9 @@ class JobRunner:
 
     def _callbacks(self, steps_per_epoch, plain=False):
         callbacks = [
+            # First, so its state is taken before any other callback's `on_test_begin`: held-out evaluation
+            # must not change the training's random draws (torch's data iterator draws a seed; see random_state).
+            KeepRandomStateThroughEvaluation(),
             # The guard raises at the end of a non-finite step, before the
             # epoch-end checkpoint could save the broken weights.
             NonFiniteLossGuard(self.checkpoint_dir, steps_per_epoch),

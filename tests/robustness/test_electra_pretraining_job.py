@@ -91,11 +91,13 @@ def test_run_records_electra_reports_heldout_accuracies_and_finetunes_from_the_d
     assert np.isfinite(classifier.fit(features, np.array([0, 1]), epochs=1, verbose=0).history["loss"][0])
 
 
-@pytest.mark.only_backend("jax", reason="a child process killed and resumed costs ~40 s per backend; the runner's resume "
-                          "is tested on every backend in test_interrupted_training.py, and JAX checks ELECTRA's "
-                          "extra state (the sampling seed generator) to the bit (max |diff| 0)")
+@pytest.mark.only_backend("torch", reason="a child process killed and resumed costs ~20-40 s per backend; the runner's "
+                          "resume is tested on every backend in test_interrupted_training.py, and torch checks ELECTRA's "
+                          "extra state (the sampling seed generator) and torch's own generator (dropout; the "
+                          "straight run's held-out pass) to the bit (max |diff| 0)")
 def test_electra_run_killed_at_a_random_step_resumes_to_the_same_weights(corpus, straight, tmp_path):
-    """Without the held-out evaluation (its fixed-seed sampling leaves the training draws as they were)."""
+    """Without the held-out evaluation, which leaves the training draws as they were: its sampling has a fixed
+    seed, and the runner sets back the torch generator its data iterator draws from (`random_state`)."""
     kill_step = random.Random(KILL_SEED).randint(EVERY + 1, STEPS)
     child = run_child(CHILD, "step", kill_step, *electra_argv(corpus, tmp_path))
     assert child.returncode == -9, child.stderr[-2000:]
