@@ -1,4 +1,4 @@
-"""BertBackbone.from_pretrained reads an export_hub_encoder SavedModel back, on every backend.
+"""BertBackbone.from_pretrained reads an export_hub_encoder SavedModel back, on TensorFlow and torch.
 
 The export runs in a TensorFlow process (a child process on JAX and torch);
 the weights are read from the SavedModel's checkpoint files by Keras path.
@@ -15,6 +15,11 @@ from keras_bert import BertBackbone, BertClassifier, BertPretrainer
 from keras_bert.converters.checkpoint import read_checkpoint
 
 VOCAB_FILE = REPO_ROOT / "tests" / "fixtures" / "tasks" / "vocab.txt"
+
+# The export is TensorFlow's own on TensorFlow and a TensorFlow child elsewhere; the reading is numpy into
+# `assign`. From JAX both go exactly as from torch, so the JAX pass leaves them to the torch one.
+pytestmark = pytest.mark.not_backend("jax", reason="export through the TensorFlow child and reading the checkpoint "
+                                     "back run the same from JAX as from torch, checked there")
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,8 @@
 Every call of an exported model runs in a separate Python that has neither
 keras nor keras_bert installed (see serve_without_keras.py), as a serving
 process would. The models are built and exported on the backend under test
-(JAX and torch export through a TensorFlow child process).
+(torch exports through a TensorFlow child process, as JAX would: that path is
+checked from torch only).
 """
 
 import os
@@ -26,17 +27,21 @@ from export_helpers import (
 )
 from keras_bert.export import ExportedModel, export_saved_model, read_metadata
 
+# JAX and torch hand the model to the same TensorFlow child process (a .keras file), so the JAX pass adds
+# nothing the torch pass does not check; the served graphs themselves are checked on TensorFlow.
+pytestmark = pytest.mark.not_backend("jax", reason="from JAX an export goes exactly as from torch (the model saved "
+                                     "as .keras, written by a TensorFlow child: keras_bert.export.tensorflow_worker)")
 ON_TENSORFLOW_ONLY = pytest.mark.only_backend(
     "tensorflow",
     reason="the served graph is TensorFlow whatever backend trained the model; the cross-backend path "
-    "(JAX/torch → TensorFlow child process) is covered by the classifier tests on every backend",
+    "(JAX/torch → TensorFlow child process) is covered by the classifier tests from torch",
 )
 # ExportedModel and `keras-bert predict` on a SavedModel run TensorFlow in this process, on a graph that
 # is the same whichever backend exported it (the `served` tests check each backend's export).
 SERVED_IN_THIS_PROCESS = pytest.mark.only_backend(
     "tensorflow",
     reason="loads the SavedModel with TensorFlow in this process: the same graph whatever backend exported it; "
-    "each backend's export is checked by the serve tests that run on every backend",
+    "each backend's export is checked by the serve tests (TensorFlow, and torch for the child)",
 )
 SEQUENCE_LENGTH = 16
 # Hostile strings: empty, whitespace only, invalid UTF-8 (as lone surrogates →
