@@ -1,7 +1,8 @@
 """ElectraPretrainer: parity of both halves with transformers, the corruption, its labels and loss, the sampling.
 
-Training, the metrics, `.keras` files (checkpoints and the final model) and fine-tuning the
-discriminator are tests/robustness/test_electra_pretraining_job.py's, on one run of the job.
+A fit step and a `.keras` round trip run here on every backend; the job around the model (its
+checkpoints, records, held-out summary, fine-tuning the discriminator, resume) is
+tests/robustness/test_electra_pretraining_job.py's, once, on torch.
 """
 
 import warnings
@@ -10,6 +11,7 @@ import keras
 import numpy as np
 import pytest
 
+from harness import run_saving_test
 from family_helpers import assert_close, assert_real_tokens_close, hf_forward, hf_model, padded_batch, transformers
 from keras_bert import ElectraBackbone, ElectraPretrainer
 from test_electra_backbone import TINY_ELECTRA
@@ -111,6 +113,25 @@ def tiny_discriminator(**overrides):
         dropout=0.0,
     )
     return ElectraBackbone(**{**config, **overrides})
+
+
+def test_a_fit_step_trains_both_halves_and_the_keras_file_predicts_the_same(tmp_path):
+    """This backend's train step through the model's own loss moves the generator and the discriminator; the
+    reloaded model corrupts and scores the text as the saved one did (inference samples with the fixed seed)."""
+    keras.utils.set_random_seed(0)
+    pretrainer = ElectraPretrainer(tiny_discriminator(), generator_size=0.5, seed=0)
+    x, originals, weights = masked_batch()
+    pretrainer.compile(optimizer=keras.optimizers.SGD(0.1))
+    halves = {"generator": pretrainer.generator_backbone, "discriminator": pretrainer.discriminator_backbone}
+    before = {name: [keras.ops.convert_to_numpy(w).copy() for w in half.trainable_weights]
+              for name, half in halves.items()}
+    history = pretrainer.fit(x, {"mlm": originals}, sample_weight={"mlm": weights}, batch_size=4, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert {"generator_loss", "rtd_loss", "rtd_accuracy"} <= set(history.history)
+    for name, half in halves.items():
+        after = [keras.ops.convert_to_numpy(w) for w in half.trainable_weights]
+        assert any(not np.array_equal(b, a) for b, a in zip(before[name], after)), f"the {name} did not train"
+    run_saving_test(pretrainer, x, tmp_path)
 
 
 def test_bad_arguments_are_named():

@@ -22,6 +22,14 @@ from test_interrupted_training import CHILD, KILL_SEED
 
 STEPS, EVERY = 4, 2
 
+# The ELECTRA model itself (generator, discriminator, sampling, losses, a fit step, saving) runs on every backend in
+# tests/models/test_electra_pretrainer.py; the job around it is the same Python on each. Its kill-and-resume test runs
+# on torch, where it also checks torch's own generator to the bit (dropout, and the held-out pass of the straight
+# run: keras_bert.jobs.random_state). A child killed and resumed costs 8 s on torch, 18 s on JAX.
+pytestmark = pytest.mark.only_backend("torch", reason="the ELECTRA job's records, summary, fine-tuning start and resume "
+                                      "are the same Python on every backend; the ELECTRA model runs on each in "
+                                      "tests/models/test_electra_pretrainer.py")
+
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
@@ -91,10 +99,6 @@ def test_run_records_electra_reports_heldout_accuracies_and_finetunes_from_the_d
     assert np.isfinite(classifier.fit(features, np.array([0, 1]), epochs=1, verbose=0).history["loss"][0])
 
 
-@pytest.mark.only_backend("torch", reason="a child process killed and resumed costs ~20-40 s per backend; the runner's "
-                          "resume is tested on every backend in test_interrupted_training.py, and torch checks ELECTRA's "
-                          "extra state (the sampling seed generator) and torch's own generator (dropout; the "
-                          "straight run's held-out pass) to the bit (max |diff| 0)")
 def test_electra_run_killed_at_a_random_step_resumes_to_the_same_weights(corpus, straight, tmp_path):
     """Without the held-out evaluation, which leaves the training draws as they were: its sampling has a fixed
     seed, and the runner sets back the torch generator its data iterator draws from (`random_state`)."""
