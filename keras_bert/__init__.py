@@ -61,6 +61,12 @@ _LAZY = {
     "TextEmbedderPipeline": "keras_bert.pipelines.text_embedder_pipeline",
     "predict_text": "keras_bert.pipelines.loading",
     "load_pipeline": "keras_bert.pipelines.loading",
+    # counterfactual bias checks: pure Python until a model is checked (then its pipeline's TensorFlow)
+    **dict.fromkeys(("BiasReport", "CounterfactualAugmentation", "CounterfactualSwapper", "TermPairs",
+                     "check_counterfactual_bias"), "keras_bert.fairness"),
+    # token attributions (the tokenizer runs TensorFlow)
+    **dict.fromkeys(("DeletionCurve", "TokenAttributions", "TokenAttributor", "deletion_curve",
+                     "write_attribution_report"), "keras_bert.explain"),
     "export_saved_model": "keras_bert.export.saved_model.saved_model_export",
     "ExportedModel": "keras_bert.export.runtime.exported_model",
     "export_hub_encoder": "keras_bert.export.saved_model.hub_export",
@@ -77,8 +83,8 @@ __all__ = sorted({*_MODEL_NAMES, *_LAZY})
 # Submodules reachable as attributes (`keras_bert.distribution.strategy_scope`)
 # without importing their dependencies up front.
 _SUBMODULES = (
-    "cli", "converters", "distribution", "examples", "export", "jobs", "loading", "metrics", "pipelines", "postprocessing",
-    "preprocessing",
+    "cli", "converters", "distribution", "examples", "explain", "export", "fairness", "jobs", "loading", "metrics",
+    "pipelines", "postprocessing", "preprocessing",
 )
 # Where modules of the layout before issue 16 went, so `keras_bert.finetuning.finetune` keeps working.
 _moved_modules.MOVED_MODULES.update({

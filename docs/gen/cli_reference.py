@@ -134,7 +134,7 @@ def _module_doc(name):
     import importlib
 
     with _as_command_line():
-        module = importlib.import_module(f"keras_bert.cli.{name}")
+        module = importlib.import_module(f"keras_bert.cli.{name.replace('-', '_')}")  # bias-check: bias_check
     doc = (module.__doc__ or "").strip().split("\n\n")
     return doc[1] if len(doc) > 1 else ""
 

@@ -16,14 +16,15 @@ import os
 
 from keras_bert.cli.errors import UserError
 from keras_bert.cli.job_arguments import add_job_options, job_keywords
-from keras_bert.cli.preflight import existing_file, model_reference
+from keras_bert.cli.preflight import existing_file, model_reference, pairs_source
 from keras_bert.jobs.finetune_options import FinetuneOptions
 from keras_bert.task_registry import get_task
 
 HELP = "fine-tune a task head: classify, regress, ner, qa, multiple-choice"
 # What the command reads, checked before TensorFlow loads (`preflight`): option -> (its flag, the check).
 INPUTS = {"init": ("--init", model_reference), "vocab": ("--vocab", model_reference),
-          **{name: (f"--{name}", existing_file) for name in ("train", "eval", "test")}}
+          **{name: (f"--{name}", existing_file) for name in ("train", "eval", "test")},
+          "counterfactual_augmentation": ("--counterfactual-augmentation", pairs_source)}
 # The options that name a file's columns: with --no-header, 0-based numbers.
 _COLUMNS = ("text_column", "pair_column", "label_column", "context_column", "question_column", "choice_columns")
 

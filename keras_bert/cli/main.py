@@ -8,6 +8,8 @@
     keras-bert export   runs/sst/model.keras --out saved_models/sst    (TF SavedModel, tokenizer inside)
     keras-bert predict  saved_models/sst "a gorgeous, witty, seductive movie."   (JSON lines out)
     keras-bert embed    all-MiniLM-L6-v2/ "A man is eating food."   (sentence embeddings: JSON lines or --out .npy)
+    keras-bert bias-check runs/sst --file reviews.txt --out bias_report   (do answers change with he/she, names?)
+    keras-bert explain  runs/sst "a gorgeous, witty movie." --out explained   (which words drove the prediction?)
 
 Each subcommand lives in its own module (`keras_bert.cli.vocab`, ...), with
 `add_<command>_arguments(parser)` and `run_<command>(args)`; this module
@@ -27,7 +29,9 @@ import sys
 
 from keras_bert import _command_line_startup
 from keras_bert._version import __version__
-from keras_bert.cli import convert, distill, embed, export, finetune, predict, preflight, pretrain, vocab
+from keras_bert.cli import (
+    bias_check, convert, distill, embed, explain, export, finetune, predict, preflight, pretrain, vocab,
+)
 from keras_bert.cli.errors import UserError
 
 
@@ -61,12 +65,13 @@ def _has_default_to_show(action):
 def _add_command(subparsers, name, module):
     """The subcommand `name` of a module with HELP, INPUTS, `add_<name>_arguments` and `run_<name>`."""
     parser = subparsers.add_parser(name, help=module.HELP, formatter_class=_HelpWithDefaults)
-    getattr(module, f"add_{name}_arguments")(parser)
+    function_name = name.replace("-", "_")  # `bias-check` -> add_bias_check_arguments
+    getattr(module, f"add_{function_name}_arguments")(parser)
     for action in parser._actions:
         if action.help is None and _has_default_to_show(action):
             action.help = "(default: %(default)s)"  # argparse prints nothing after an option without help
     # `error_status`: `convert` reports a refused conversion with 1 (its contract), the others with 2.
-    parser.set_defaults(run=getattr(module, f"run_{name}"), inputs=module.INPUTS,
+    parser.set_defaults(run=getattr(module, f"run_{function_name}"), inputs=module.INPUTS,
                         error_status=getattr(module, "ERROR_STATUS", 2))
 
 
@@ -96,7 +101,8 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"keras-bert {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name, module in (("vocab", vocab), ("pretrain", pretrain), ("finetune", finetune), ("distill", distill),
-                         ("convert", convert), ("export", export), ("predict", predict), ("embed", embed)):
+                         ("convert", convert), ("export", export), ("predict", predict), ("embed", embed),
+                         ("bias-check", bias_check), ("explain", explain)):
         _add_command(subparsers, name, module)
     return parser
 
@@ -105,7 +111,8 @@ def main(argv=None):
     """Runs `keras-bert ARGV` (default: sys.argv); returns the exit status."""
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
-    if extras and args.command in ("predict", "embed") and not any(e.startswith("-") for e in extras):
+    takes_texts = ("predict", "embed", "bias-check", "explain")
+    if extras and args.command in takes_texts and not any(e.startswith("-") for e in extras):
         # argparse takes a positional list only before the options; texts after them are texts too.
         args.texts = [*args.texts, *extras]
     elif extras:

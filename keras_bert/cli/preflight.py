@@ -102,6 +102,12 @@ def model_reference(flag, reference):
         raise FileNotFoundError(f"{flag}: {reference}: no such file or folder")
 
 
+def pairs_source(flag, value):
+    """A term-pairs file that must exist, or "builtin" (`bias-check --pairs`, `finetune --counterfactual-augmentation`)."""
+    if value != "builtin":  # keras_bert.fairness.term_pairs.BUILTIN
+        existing_file(flag, value)
+
+
 def convert_source(_, reference):
     """`convert`'s source: as `model_reference`, in `convert`'s words."""
     try:

@@ -32,7 +32,9 @@ model.keras and finetune.json, written last, exist only once the run has finishe
     vocab.txt             the vocabulary it reads
     labels.json           label names in id order (classifier, token_classifier)
     metrics.json          {"validation": metrics on --eval, "test": metrics on --test, "selection": which epoch
-                          model.keras holds and what chose it}; a section only for a file given
+                          model.keras holds and what chose it, "counterfactual_augmentation": with
+                          --counterfactual-augmentation, the copies it added to the training set}; a section only
+                          for a file (or option) given
     eval_predictions.*    validation predictions (.jsonl; predictions.json in SQuAD's format for qa)
     test_predictions.*    test predictions (.jsonl; test_predictions.json in SQuAD's format for qa)
     history.csv           per-epoch training (and validation) loss and metrics
@@ -65,6 +67,7 @@ import keras
 
 from keras_bert.atomic_files import write_text_atomically
 from keras_bert.distribution import data_parallel_size, prepare_dataset, resolve_strategy, strategy_scope
+from keras_bert.fairness.counterfactual_augmentation import CounterfactualAugmentation
 from keras_bert.jobs.best_epoch import ADAPTER_FILE as BEST_ADAPTER_FILE
 from keras_bert.jobs.best_epoch import WEIGHTS_FILE as BEST_WEIGHTS_FILE
 from keras_bert.jobs.best_epoch import BestEpoch, read_best_record
@@ -82,7 +85,7 @@ from keras_bert.task_registry import TASKS, get_task
 # else would silently continue a different training.
 _RESUME_KEYS = ("task", "train", "batch_size", "epochs", "steps", "learning_rate", "warmup_steps", "weight_decay",
                 "seed", "sequence_length", "length_buckets", "freeze_backbone", "monitor", "lora_rank", "lora_alpha",
-                "pooling")
+                "pooling", "counterfactual_augmentation")
 # Evaluation reports of an earlier run in the same folder, removed when this run does not write them.
 _VALIDATION_FILES = ("eval_predictions.jsonl", "predictions.json")
 _TEST_FILES = ("test_predictions.jsonl", "test_predictions.json")
@@ -125,6 +128,7 @@ def finetune(options):
     train, output_dir = os.fspath(o.train), os.fspath(o.output_dir)
     eval, test = (o.eval and os.fspath(o.eval)), (o.test and os.fspath(o.test))
     _validate(spec, train, eval, test, o)
+    augmentation = _counterfactual_augmentation(spec, o.counterfactual_augmentation)  # reads the pairs now
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures the runtime when it is created.
     distributed = resolve_strategy(o.strategy, mesh_shape=o.mesh_shape, tpu=o.tpu)
     task_options = _task_options(spec, o)
@@ -136,7 +140,7 @@ def finetune(options):
     if o.verbose:
         print(f"keras-bert finetune {spec.name}: {source} on the {keras.backend.backend()} backend")
 
-    data = _read_data(handler, tokenizer, train, eval, test, o.verbose)
+    data = _read_data(handler, tokenizer, train, eval, test, o.verbose, augmentation)
     train_features, counts = data["train"][1], data["counts"]
     schedule = _schedule(len(train_features), o.batch_size, o.epochs, o.warmup_ratio)
     job = dict(
@@ -148,6 +152,7 @@ def finetune(options):
         **_distribution_record(o.strategy, o.mesh_shape, schedule.batch_size, distributed),
         monitor=o.monitor if eval else None, early_stopping_patience=o.early_stopping_patience,
         select_best=bool(o.select_best and eval), lora_rank=o.lora_rank, lora_alpha=o.lora_alpha,
+        counterfactual_augmentation=augmentation.pairs.source if augmentation else None,
         **{k: v for k, v in task_options.items() if k not in ("sequence_length", "dropout", "read_stats")},
     )
     runner = JobRunner(
@@ -277,9 +282,22 @@ def _sequence_length(spec, sequence_length, backbone):
     return sequence_length
 
 
-def _read_data(handler, tokenizer, train, eval, test, verbose):
-    """{"train", "validation", "test": (examples, features) or (None, None) without the file; "counts": ...}."""
+def _counterfactual_augmentation(spec, pairs):
+    """The run's `CounterfactualAugmentation` (its pairs read and checked now, before any model loads), or None."""
+    if pairs is None:
+        return None
+    if spec.name not in ("classifier", "regressor"):
+        raise ValueError(f"--counterfactual-augmentation swaps terms in the texts of classify and regress data; the "
+                         f"{spec.name} task's examples are not single texts or text pairs.")
+    return CounterfactualAugmentation(pairs)
+
+
+def _read_data(handler, tokenizer, train, eval, test, verbose, augmentation=None):
+    """{"train", "validation", "test": (examples, features) or (None, None) without the file; "counts": ...;
+    with `augmentation`, "counterfactual_augmentation": its record (the copies go into the training set only)}."""
     examples = handler.read(train)
+    if augmentation is not None:
+        examples, record = augmentation.apply(examples)
     data = {"train": (examples, handler.features(examples, tokenizer, training=True))}
     for split, path in (("validation", eval), ("test", test)):
         examples = handler.read(path) if path else None
@@ -287,6 +305,9 @@ def _read_data(handler, tokenizer, train, eval, test, verbose):
     # "eval" is the validation file's count under the option's name (finetune.json readers know it by that).
     data["counts"] = {name: handler.counts(data[split][1]) for name, split in
                       (("train", "train"), ("eval", "validation"), ("test", "test")) if data[split][1] is not None}
+    if augmentation is not None:
+        data["counts"]["train"]["counterfactual_copies"] = record["copies_added"]
+        data["counterfactual_augmentation"] = record
     if verbose:
         print(f"data: {data['counts']}")
     return data
@@ -427,6 +448,8 @@ def _evaluate(runner, spec, handler, model, data, best_epoch, batch_size):
         write_text_atomically(rows, runner.path(files[0]))
     if best_epoch is not None:
         metrics["selection"] = dict(best_epoch, chosen_on="validation")
+    if data.get("counterfactual_augmentation"):  # what the training set held, beside the figures it led to
+        metrics["counterfactual_augmentation"] = data["counterfactual_augmentation"]
     if metrics:
         runner.write_json("metrics.json", metrics)
     elif os.path.exists(runner.path("metrics.json")):

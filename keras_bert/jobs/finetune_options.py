@@ -75,6 +75,12 @@ class FinetuneOptions(DistributionOptions, LabelledTrainingOptions):
     window_stride: int = option(None, "split long single texts into windows every N tokens (default half a window; "
                                       "0 truncates); held-out logits are averaged per text", type=int,
                                 check=within("[0, inf)", integer=True), group=_TEXT_FILES)
+    counterfactual_augmentation: object = option(
+        None, "counterfactual data augmentation: add to the training set (never to --eval or --test) a copy of each "
+              "training text that holds a term of PAIRS with the terms swapped (he <-> she, John <-> Mary, ...) and "
+              "the same label; PAIRS is 'builtin' or a pairs file (term<TAB>term per line), in Python also a list "
+              "of them or a keras_bert.TermPairs. The number of copies is in finetune.json and metrics.json",
+        metavar="PAIRS", group=_TEXT_FILES)
     pooling: str = option("cls", "the head's input: BERT's pooler on [CLS], or the mean of the token vectors (for a "
                                  "backbone pretrained without NSP/SOP, whose pooler never trained)",
                           choices=POOLING_MODES, group=_TEXT_FILES)

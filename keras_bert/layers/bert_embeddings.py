@@ -35,6 +35,11 @@ class BertEmbeddings(keras.layers.Layer):
             None (and required to be None) when `num_segments=0`.
         position_ids: optional int tensor of shape `(batch_size,
             sequence_length)`, each in `[0, max_sequence_length)`.
+        token_embeddings: optional float tensor of shape `(batch_size,
+            sequence_length, hidden_dim)` used in place of the token table's
+            rows for `token_ids` (which then give only the shape): what
+            gradient-based explanations differentiate with respect to
+            (`keras_bert.explain`). None (the default) looks the ids up.
         training: bool, whether dropout is active.
 
     Returns:
@@ -89,7 +94,7 @@ class BertEmbeddings(keras.layers.Layer):
         )
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
 
-    def build(self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None):
+    def build(self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None, token_embeddings_shape=None):
         self.token_embedding.build(token_ids_shape)
         if self.segment_embedding is not None:
             self.segment_embedding.build(token_ids_shape)
@@ -103,14 +108,14 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm.build(tuple(token_ids_shape) + (self.hidden_dim,))
         self.built = True
 
-    def call(self, token_ids, segment_ids=None, position_ids=None, training=None):
+    def call(self, token_ids, segment_ids=None, position_ids=None, token_embeddings=None, training=None):
         # token_ids, segment_ids: (batch, seq)
         if (segment_ids is None) != (self.segment_embedding is None):
             raise ValueError(
                 f"{self.name}: pass `segment_ids` exactly when num_segments > 0. Received: "
                 f"num_segments={self.num_segments}, segment_ids={'None' if segment_ids is None else 'a tensor'}"
             )
-        x = self.token_embedding(token_ids)
+        x = self.token_embedding(token_ids) if token_embeddings is None else token_embeddings
         if segment_ids is not None:
             x = x + self.segment_embedding(segment_ids)
         if position_ids is None:
@@ -123,7 +128,9 @@ class BertEmbeddings(keras.layers.Layer):
         x = layer_norm(self.layer_norm, x)
         return self.dropout_layer(x, training=training)  # (batch, seq, hidden)
 
-    def compute_output_shape(self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None):
+    def compute_output_shape(
+        self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None, token_embeddings_shape=None
+    ):
         return tuple(token_ids_shape) + (self.hidden_dim,)
 
     def get_config(self):

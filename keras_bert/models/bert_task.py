@@ -241,6 +241,39 @@ class BertTask(keras.Model):
         with self.inference_scope():
             return super().predict_step(*args, **kwargs)
 
+    def call_with_token_embeddings(self, inputs, token_embeddings):
+        """The model's outputs with `token_embeddings` in place of the token table's rows (inference).
+
+        The task's graph as it is, with the backbone run by
+        `EncoderBackbone.call_with_token_embeddings`: what gradient-based
+        explanations (`keras_bert.explain`) differentiate. With
+        `token_embeddings = backbone.token_embedding(token_ids)` the outputs
+        are a call's.
+
+        Args:
+            inputs: dict of the model's int inputs, `(batch_size, length)`, or
+                `(batch_size, num_choices, length)` with a choices axis.
+            token_embeddings: float tensor `(rows, length, embedding_dim)`, one
+                row per sequence the backbone reads (`batch_size * num_choices`
+                with a choices axis, in that order).
+
+        Returns:
+            What a call returns (logits, or a dict of them).
+        """
+        inputs = self.drop_unused_features(inputs)
+        backbone = self.backbone
+
+        def on_embeddings(operation):
+            if operation is not backbone:
+                return operation
+            return lambda backbone_inputs, **_: backbone.call_with_token_embeddings(backbone_inputs, token_embeddings)
+
+        # Keras' own graph walk (what `Functional.call` runs), with the backbone's node swapped: the
+        # head stays the task's, whatever its layers (no second copy of any head to keep in step).
+        flat = [inputs[tensor.name] for tensor in self.inputs]
+        outputs = self._run_through_graph(flat, operation_fn=on_embeddings)
+        return outputs[0] if isinstance(outputs, (list, tuple)) and len(outputs) == 1 else outputs
+
     def inference_scope(self):
         """A context for inference-only forward passes: `predict`, `predict_on_batch` and the exports run in it.
 

@@ -193,16 +193,16 @@ class EncoderBackbone(keras.Model):
     def _inputs_of(self, config):
         return self.backbone_inputs + (PACKED_INPUTS if config.get("packed_inputs") else ())
 
-    def _graph(self, inputs, layers, config):
-        """The outputs dict, from the `keras.Input`s and the layers."""
+    def _graph(self, inputs, layers, config, token_embeddings=None):
+        """The outputs dict, from the `keras.Input`s (or arrays) and the layers; see `call_with_token_embeddings`."""
         embedding_inputs = [inputs["token_ids"]]
         if "segment_ids" in inputs:
             embedding_inputs.append(inputs["segment_ids"])
+        options = {} if token_embeddings is None else {"token_embeddings": token_embeddings}
         position_ids = self.position_ids(inputs, config)
-        if position_ids is None:
-            x = layers["embeddings"](*embedding_inputs)  # (batch, seq, embedding_dim)
-        else:
-            x = layers["embeddings"](*embedding_inputs, position_ids=position_ids)
+        if position_ids is not None:
+            options["position_ids"] = position_ids
+        x = layers["embeddings"](*embedding_inputs, **options)  # (batch, seq, embedding_dim)
         if layers["embedding_projection"] is not None:
             x = layers["embedding_projection"](x)  # (batch, seq, hidden_dim)
         if config.get("packed_inputs"):
@@ -219,6 +219,35 @@ class EncoderBackbone(keras.Model):
         return {"sequence_output": x, "pooled_output": pooled, **extra}
 
     # --- what the model offers
+    def call_with_token_embeddings(self, inputs, token_embeddings):
+        """The backbone's outputs with `token_embeddings` in place of the token table's rows (inference).
+
+        The same layers and the same graph as a call, except that the
+        embedding layer adds the given vectors where it would look up
+        `token_ids` (positions, segments, LayerNorm and every block as usual;
+        RoBERTa's positions still come from `token_ids`). Gradient-based
+        explanations (`keras_bert.explain`) differentiate with respect to
+        them; with `token_embeddings = token_embedding(token_ids)` the outputs
+        are the model's own.
+
+        Args:
+            inputs: dict of int arrays `(batch_size, sequence_length)`, the
+                backbone's inputs (`input_names`).
+            token_embeddings: float tensor `(batch_size, sequence_length,
+                embedding_dim)`.
+
+        Returns:
+            The outputs dict of a call (`sequence_output`, `pooled_output`, ...).
+        """
+        config = {name: getattr(self, name) for name in self.config_names()}
+        layers = {
+            "embeddings": self.embeddings, "embedding_projection": self.embedding_projection,
+            "blocks": self.encoder_blocks, "final_layer_norm": self.final_layer_norm,
+            "pooler": getattr(self, "pooler", None),
+        }
+        inputs = {name: inputs[name] for name in self.input_names}
+        return self._graph(inputs, layers, config, token_embeddings=token_embeddings)
+
     @classmethod
     @functools.cache
     def config_names(cls):

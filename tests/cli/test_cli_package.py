@@ -17,7 +17,8 @@ from keras_bert.cli import build_parser
 from keras_bert.task_registry import CLI_NAMES, TASKS
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "keras_bert"
-COMMANDS = ("vocab", "pretrain", "finetune", "distill", "convert", "export", "predict", "embed")
+COMMANDS = ("vocab", "pretrain", "finetune", "distill", "convert", "export", "predict", "embed", "bias-check",
+            "explain")
 # The demos are scripts that use keras_bert as any user does, with their own argparse.
 SCRIPTS = ("examples",)
 

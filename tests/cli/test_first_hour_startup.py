@@ -77,6 +77,7 @@ def _every_command(f):
         "export": ["export", f / "model.keras", "--out", out],
         "predict": ["predict", f / "model.keras", "a text"],
         "embed": ["embed", f / "model.keras", "a text"],
+        "bias-check": ["bias-check", f / "model.keras", "he ran"],
     }
 
 
@@ -117,6 +118,9 @@ def test_a_missing_input_file_is_reported_before_tensorflow_loads(files):
         ([*pretrain, "--vocab", f / "nope.txt"], 2, f"--vocab: no such file: {f / 'nope.txt'}"),
         (["vocab", "--corpus", f / "nope*.txt", "--out", f / "v.txt"], 2, f"--corpus: no file matches '{f / 'nope*.txt'}'"),
         (["convert", f"{f / 'nope'}/", f / "x.keras"], 1, f"No checkpoint at {f / 'nope'}/: no such file or folder"),
+        (["bias-check", f / "model.keras", "--pairs", f / "nope.tsv", "he ran"], 2, f"--pairs: no such file: {f / 'nope.tsv'}"),
+        ([*finetune, "--counterfactual-augmentation", f / "nope.tsv"], 2,
+         f"--counterfactual-augmentation: no such file: {f / 'nope.tsv'}"),
     ]
     results = _run_cli_calls([("torch", [], argv) for argv, _, _ in cases], files)
     for (argv, code, message), result in zip(cases, results):

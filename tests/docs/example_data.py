@@ -35,6 +35,8 @@ TASK_FILES = {
     "swag_train.csv": "mc_train.csv",
     "swag_dev.csv": "mc_dev.csv",
     "tiny_vocab.txt": "vocab.txt",  # the fixtures' 147-token vocabulary, for random tiny models
+    "reviews.txt": "bias_reviews.txt",  # one text per line, some with he/she or a name (guides/bias-checks.md)
+    "my_pairs.tsv": "bias_pairs.tsv",  # a user's own term pairs, term<TAB>term
 }
 # Pretraining corpus: the first characters of these novels (a few chapters each).
 CORPUS_NOVELS = {"my_texts": ("emma.txt", "prideprejudice.txt"), "heldout": ("persuasion.txt",)}

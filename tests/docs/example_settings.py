@@ -66,7 +66,19 @@ SHIPPING_AND_SCALE = {
         backend="jax", reason="keras_bert supports keras.distribution (data and model parallel) on JAX"),
 }
 
-SETTINGS = {**GET_STARTED_AND_TRAINING, **MODELS_AND_WEIGHTS, **SHIPPING_AND_SCALE}
+# guides/bias-checks.md
+BIAS_CHECKS = {
+    # one epoch and no TensorBoard logs on the test's few rows
+    "bias_checks.sh": dict(replace=[("--epochs 3", "--epochs 1"), (" --out runs/", " --no-tensorboard --out runs/")]),
+}
+
+# guides/explanations.md
+EXPLANATIONS = {
+    # one epoch and no TensorBoard logs on the test's few rows
+    "explanations.sh": dict(replace=[("--epochs 3", "--epochs 1"), (" --out runs/", " --no-tensorboard --out runs/")]),
+}
+
+SETTINGS = {**GET_STARTED_AND_TRAINING, **MODELS_AND_WEIGHTS, **SHIPPING_AND_SCALE, **BIAS_CHECKS, **EXPLANATIONS}
 
 
 def settings_for(name):
