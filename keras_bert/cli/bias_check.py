@@ -17,9 +17,9 @@ term end the command with a one-line error before the model loads, and nothing i
 """
 
 import os
-import sys
 
 from keras_bert.cli.errors import UserError
+from keras_bert.cli.predict import _read_inputs
 from keras_bert.cli.preflight import existing_file, local_model, model_reference, pairs_source
 from keras_bert.fairness.bias_check import check_counterfactual_bias, checked_texts
 from keras_bert.fairness.counterfactual_swapper import CounterfactualSwapper
@@ -57,29 +57,6 @@ def add_bias_check_arguments(parser):
     parser.add_argument("--batch-size", type=int, default=32, help="texts per forward pass")
 
 
-def _read_texts(args):
-    """`(texts, where each came from)` from the arguments, --file or stdin."""
-    if args.texts:
-        if args.file:
-            raise UserError("give texts as arguments or with --file, not both")
-        return list(args.texts), [f"argument {i + 1}" for i in range(len(args.texts))]
-    if args.file and args.file != "-":
-        try:
-            with open(args.file, encoding="utf-8", newline="") as f:
-                lines = f.read().splitlines()
-        except UnicodeDecodeError as error:
-            raise UserError(f"{args.file}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-        source = args.file
-    else:
-        if sys.stdin.isatty() and not args.file:
-            raise UserError("no texts: give them as arguments, --file PATH, or pipe them to stdin")
-        lines = sys.stdin.read().splitlines()
-        source = "stdin"
-    if not lines:
-        raise UserError(f"{source}: no texts (it is empty)")
-    return lines, [f"{source}:{n}" for n in range(1, len(lines) + 1)]
-
-
 def _check_up_front(args):
     """The texts, after every check that needs no model: pairs files, empty texts, texts without any term."""
     if args.batch_size < 1:
@@ -91,7 +68,7 @@ def _check_up_front(args):
     args.pairs = args.pairs or [BUILTIN]
     try:
         swapper = CounterfactualSwapper(args.pairs)
-        texts, where = _read_texts(args)
+        where, texts = zip(*_read_inputs(args))  # predict's reader: arguments, --file or stdin
         texts = checked_texts(texts, where)
     except (ValueError, FileNotFoundError) as error:
         raise UserError(str(error)) from None
