@@ -9,8 +9,9 @@ wiring and losses, the decoding and the pipelines. What differs by backend
 (each head's forward pass, loss and train step) is checked on every backend
 by tests/models/test_task_models.py's harness and the transformers parity
 tests, so these runs of hundreds of steps are made once, on torch, where the
-tiny models run eagerly (they cost 37 s on TensorFlow and 52 s on JAX, 20 s
-on torch, AVX-512 machine, 2026-11-29).
+tiny models run eagerly (this file: 37 s on TensorFlow, 52 s on JAX and 20 s
+on torch in one suite run with other work beside it; 38 s on torch in an idle
+one; AVX-512 machine, 2026-11-29).
 """
 
 import keras
