@@ -195,6 +195,20 @@ def _multi_worker_strategy():
     return KerasMultiWorkerMirroredStrategy()
 
 
+# The collective strategies made in this process, by name. A second MirroredStrategy over the same devices
+# numbers its collective ops (group and instance keys) from the same start as the first, so a second job in
+# one process (pretrain, then fine-tune, in a notebook) failed in its first all-reduce with "Shape mismatch in
+# the collective instance 100"; TensorFlow also allows one MultiWorkerMirroredStrategy per process. A strategy
+# holds no model state, so every job of the process shares one.
+_STRATEGIES_MADE = {}
+
+
+def _one_per_process(name, make):
+    if name not in _STRATEGIES_MADE:
+        _STRATEGIES_MADE[name] = make()
+    return _STRATEGIES_MADE[name]
+
+
 def create_strategy(name, mesh_shape=None, tpu=None):
     """The distribution object for `name`.
 
@@ -208,7 +222,9 @@ def create_strategy(name, mesh_shape=None, tpu=None):
 
     Returns:
         None for "none", a `tf.distribute.Strategy` for the TensorFlow ones,
-        a `keras.distribution.Distribution` for the JAX ones.
+        a `keras.distribution.Distribution` for the JAX ones. "mirrored" and
+        "multi-worker" give the same strategy object on every call in a
+        process (two would number their collective ops alike).
     """
     if name not in STRATEGIES:
         raise ValueError(f"Unknown strategy {name!r}. Choose one of {STRATEGIES}")
@@ -219,11 +235,11 @@ def create_strategy(name, mesh_shape=None, tpu=None):
         import tensorflow as tf  # deferred: the JAX and torch backends run without TensorFlow
 
         if name == "mirrored":
-            return tf.distribute.MirroredStrategy()
+            return _one_per_process(name, tf.distribute.MirroredStrategy)
         if name == "multi-worker":
             if "TF_CONFIG" not in os.environ:
                 raise ValueError("strategy 'multi-worker' needs the TF_CONFIG environment variable (cluster and task).")
-            return _multi_worker_strategy()
+            return _one_per_process(name, _multi_worker_strategy)
         tpu = "local" if tpu is None else tpu
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
         if tpu != "local":  # a remote TPU: its TensorFlow server runs the steps

@@ -1,21 +1,29 @@
-"""Distributed-training scenarios, each run as its own process by test_distribution.py.
+"""Distributed-training scenarios, each run as its own process by the tests of this folder.
 
 Device counts must be fixed before TensorFlow or JAX starts, so every
-scenario gets a fresh process. The local and multi-worker scenarios run the
-real pretraining job (`pretrain()`, or `keras-bert pretrain` through the CLI)
-on the small corpus in $CORPUS: first on one device, then distributed with
-the same global batch, seed and initial weights (dropout 0, so every layout
-computes the same function). Each prints one JSON line with the per-step
-losses of every run and what the runs left behind (shardings, replica
-counts, files written).
+scenario gets a fresh process; each process runs every check that needs its
+device layout, one after another, so the layout costs one start-up (test
+scenarios are mostly start-up and tracing). The local and multi-worker
+scenarios run the real jobs on small files: the pretraining job here
+(`pretrain()`, or `keras-bert pretrain` through the CLI) on $CORPUS, the
+fine-tuning job in finetune_runs.py on $DATA and, on TensorFlow, the
+per-worker shard and resume runs in shard_runs.py on $SHARD_CORPUS. Each run
+is first on one device, then distributed with the same global batch, seed and
+initial weights (dropout 0, so every layout computes the same function). Each
+process prints one JSON line with the per-step losses of every run and what
+the runs left behind (shardings, replica counts, files written): the
+pretraining runs' at the top level, the others under "finetune" and "shards".
 
     python distribution_worker.py jax-local                 # 4 host devices: single, data-parallel (CLI),
-                                                            # model-parallel (CLI --mesh 2x2)
-    python distribution_worker.py tf-local                  # 2 logical CPUs: single, mirrored (CLI)
-    python distribution_worker.py multi-worker INDEX        # with TF_CONFIG set, one of two workers (tf-local has the reference)
+                                                            # model-parallel (CLI --mesh 2x2); pretrain, finetune
+    python distribution_worker.py tf-local                  # 2 logical CPUs: single, mirrored (CLI); pretrain,
+                                                            # finetune; the shard runs' one-device reference
+    python distribution_worker.py multi-worker INDEX        # with TF_CONFIG set, one of two workers (tf-local has
+                                                            # the references): pretrain, finetune, shard runs
     python distribution_worker.py jax-distributed INDEX     # with COORDINATOR set, one of two processes
 
-$CORPUS holds train.txt and vocab.txt; runs write under $OUT.
+$CORPUS holds train.txt and vocab.txt; $DATA and $SHARD_CORPUS are described in finetune_runs.py and
+shard_runs.py; runs write under $OUT.
 """
 
 import json
@@ -50,6 +58,14 @@ import keras_bert.jobs.pretrain as pretrain_job  # noqa: E402  (run_cli hands th
 from keras_bert.cli import main as cli  # noqa: E402
 from keras_bert.distribution import create_strategy, is_chief, strategy_scope  # noqa: E402
 from keras_bert.jobs.pretrain import pretrain  # noqa: E402
+
+# MultiWorkerMirroredStrategy must exist before any other TensorFlow work.
+STRATEGY = create_strategy("multi-worker") if SCENARIO == "multi-worker" else None
+
+import finetune_runs  # noqa: E402  (beside this script: on sys.path when it runs)
+
+if SCENARIO in ("tf-local", "multi-worker"):
+    import shard_runs  # noqa: E402  (TensorFlow's tf.py_function records the steps)
 
 CORPUS, OUT = os.environ.get("CORPUS", ""), os.environ.get("OUT", "")
 # A learning rate large enough that a wrong gradient or update shows in the
@@ -197,17 +213,22 @@ def main():
             embedding = keras.layers.Embedding(VOCAB, 16, name="token_embedding")
             embedding.build((None,))
             result["even-vocabulary-embedding"] = [None if a is None else str(a) for a in embedding.embeddings.value.sharding.spec]
+        result["finetune"] = finetune_runs.jax_local()
     elif SCENARIO == "tf-local":
         result["single"] = run_pretrain("single", strategy=one_device()).losses
         result["mirrored"], job = run_cli("mirrored", "--strategy=mirrored")
         result["replicas"] = job["data_parallel_size"]
+        result["finetune"] = finetune_runs.tf_local()
+        result["shards"] = shard_runs.reference(one_device())
     elif SCENARIO == "multi-worker":
-        strategy = create_strategy("multi-worker")  # must exist before other TensorFlow work
         out = f"worker{PROCESS_ID}"
-        result["multi-worker"] = run_pretrain(out, strategy=strategy).losses
-        result["replicas"] = strategy.num_replicas_in_sync
+        result["multi-worker"] = run_pretrain(out, strategy=STRATEGY).losses
+        result["replicas"] = STRATEGY.num_replicas_in_sync
         result["chief"] = is_chief()
         result["files"] = files_in(out)
+        # The same workers, the same strategy: the fine-tuning job, then the shard and resume runs.
+        result["finetune"] = finetune_runs.multi_worker(STRATEGY, PROCESS_ID)
+        result["shards"] = shard_runs.workers(STRATEGY)
     elif SCENARIO == "jax-distributed":
         keras.utils.set_random_seed(0)
         single = build()

@@ -1,7 +1,8 @@
 """Distributed pretraining on CPU devices gives the same losses as one device.
 
-Each scenario runs in its own process (device counts are fixed at start-up);
-see distribution_worker.py. The local and multi-worker scenarios run the
+Each device layout runs in its own process (device counts are fixed at
+start-up), shared with the fine-tuning and shard tests of this folder: see
+conftest.py and distribution_worker.py. The local and multi-worker scenarios run the
 pretraining job itself (`pretrain()` and `keras-bert pretrain`) on a small
 corpus. Numbers are compared within one backend: Keras' optimizers differ
 slightly across backends (TensorFlow updates embedding rows lazily), which is
@@ -10,11 +11,6 @@ not what these tests are about.
 
 import argparse
 import json
-import os
-import socket
-import subprocess
-import sys
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -22,23 +18,7 @@ import pytest
 
 from keras_bert.cli import main as cli
 from keras_bert.cli.pretrain import mesh_shape as _mesh_shape  # the `--mesh` argument type
-
-WORKER = Path(__file__).with_name("distribution_worker.py")
-ONE_PROCESS = "starts its own process with forced CPU devices; runs once, in this backend's pass"
-
-
-def run_worker(*args, env=None):
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", **(env or {})}
-    return subprocess.Popen(
-        [sys.executable, str(WORKER), *map(str, args)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-def result_of(process, timeout=300):
-    out, err = process.communicate(timeout=timeout)
-    lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
-    assert process.returncode == 0 and lines, err[-3000:]
-    return json.loads(lines[-1][len("RESULT ") :])
+from scenario_processes import ONE_PROCESS, free_port, result_of, run_worker
 
 
 def assert_same_losses(actual, expected, label):
@@ -48,21 +28,8 @@ def assert_same_losses(actual, expected, label):
     np.testing.assert_allclose(actual, expected, atol=1e-4, rtol=0)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def vocabulary_size(corpus):
     return len((corpus / "vocab.txt").read_text().splitlines())
-
-
-@pytest.fixture(scope="module")
-def jax_local(corpus, tmp_path_factory):
-    """The jax-local scenario: 4 host devices, one device / data-parallel / model-parallel runs."""
-    out = tmp_path_factory.mktemp("jax-local")
-    return result_of(run_worker("jax-local", env={"CORPUS": str(corpus), "OUT": str(out)}))
 
 
 @pytest.mark.only_backend("jax", reason=f"keras.distribution runs on JAX; {ONE_PROCESS}")
@@ -102,21 +69,6 @@ def test_two_process_jax_distributed_matches_one_process():
     for result in results:
         assert result["devices"] == 2
         np.testing.assert_allclose(result["jax-distributed"], result["single"], atol=1e-4)
-
-
-@pytest.fixture(scope="module")
-def tf_runs(corpus, tmp_path_factory):
-    """The tf-local scenario (one device and mirrored over 2 logical CPUs) and the two MultiWorker
-    processes, started together (much of each run is single-threaded start-up and tracing)."""
-    local_out, workers_out = tmp_path_factory.mktemp("tf-local"), tmp_path_factory.mktemp("multi-worker")
-    addresses = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
-    workers = []
-    for index in range(2):
-        config = {"cluster": {"worker": addresses}, "task": {"type": "worker", "index": index}}
-        env = {"TF_CONFIG": json.dumps(config), "CORPUS": str(corpus), "OUT": str(workers_out)}
-        workers.append(run_worker("multi-worker", index, env=env))
-    local = run_worker("tf-local", env={"CORPUS": str(corpus), "OUT": str(local_out)})
-    return {"local": result_of(local), "workers": [result_of(p) for p in workers], "workers_out": workers_out}
 
 
 @pytest.mark.only_backend("tensorflow", reason=f"tf.distribute needs TensorFlow; {ONE_PROCESS}")
@@ -226,6 +178,22 @@ def test_tpu_static_shapes_hold_for_the_pretraining_data(corpus):
     ragged = pretraining_dataset([str(corpus / "train.txt")], drop_remainder=False, **options)
     with pytest.raises(ValueError, match=r"Not static: 0/mask_positions: \(None, 5\)"):
         check_static_shapes(ragged)
+
+
+@pytest.mark.only_backend("tensorflow", reason="tf.distribute strategies are TensorFlow's")
+def test_every_job_of_a_process_shares_one_mirrored_strategy(monkeypatch):
+    """Two MirroredStrategy objects number their collective ops alike: a second mirrored job in one process
+    failed in its first all-reduce ("Shape mismatch in the collective instance 100"). The tf-local scenario
+    runs a mirrored pretraining job and then a mirrored fine-tuning job in one process, for real."""
+    import tensorflow as tf
+
+    import keras_bert.distribution as distribution
+
+    made = []
+    monkeypatch.setattr(tf.distribute, "MirroredStrategy", lambda: made.append(object()) or made[-1])
+    monkeypatch.setattr(distribution, "_STRATEGIES_MADE", {})
+    first = distribution.create_strategy("mirrored")
+    assert distribution.create_strategy("mirrored") is first and len(made) == 1
 
 
 def test_multi_worker_needs_tf_config(monkeypatch):

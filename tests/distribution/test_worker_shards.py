@@ -1,8 +1,9 @@
 """Two TensorFlow workers pretrain: each trains on its own part of the data, and a stopped run resumes where it stopped.
 
-shard_worker.py runs the pretraining job in two MultiWorkerMirroredStrategy
-processes (TF_CONFIG on localhost) and in a one-device reference process, all
-at once, and records what every replica trained on at every step. The corpus
+shard_runs.py runs the pretraining job in the two MultiWorkerMirroredStrategy
+processes of conftest.py's `tf_runs` (TF_CONFIG on localhost; they also run the
+other distribution tests' jobs) and in its one-device tf-local process, and
+records what every replica trained on at every step. The corpus
 is two files of different novels: in streaming mode worker i reads file i
 (`streaming.worker_share`), so the words of a worker's rows tell which file
 they came from. Each worker run is stopped after step 3 (checkpoint at 2) and
@@ -14,62 +15,23 @@ over all replicas, so a worker takes `num_workers` steps per batch): it now
 skips rows, `distribution.skip_steps`.
 """
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from test_distribution import free_port, result_of
+from scenario_processes import SHARD_BOOKS as BOOKS
 
-WORKER = Path(__file__).with_name("shard_worker.py")
-BOOKS = ("emma", "persuasion")  # sorted: worker i streams BOOKS[i]
 SPECIAL = {0, 1, 2, 3, 4}  # [PAD] [UNK] [CLS] [SEP] [MASK]
 
 pytestmark = pytest.mark.only_backend(
-    "tensorflow", reason="MultiWorkerMirroredStrategy is tf.distribute's; three processes, once in the suite"
+    "tensorflow", reason="MultiWorkerMirroredStrategy is tf.distribute's; the shared cluster, once in the suite"
 )
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory, shared_data):
-    """150 lines of Emma and of Persuasion in texts/, and a whole-word vocabulary of both."""
-    import re
-
-    folder = tmp_path_factory.mktemp("two_books")
-    (folder / "texts").mkdir()
-    texts = []
-    for book in BOOKS:
-        text = "\n".join((shared_data / "austen" / f"{book}.txt").read_text(encoding="utf-8").splitlines()[200:350])
-        (folder / "texts" / f"{book}.txt").write_text(text, encoding="utf-8")
-        texts.append(text)
-    words = sorted(set(re.findall(r"\w+|[^\w\s]", "\n".join(texts).lower())))
-    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
-    (folder / "vocab.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
-    return folder
-
-
-@pytest.fixture(scope="module")
-def runs(corpus, tmp_path_factory):
-    out = tmp_path_factory.mktemp("runs")
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CORPUS": str(corpus)}
-    addresses = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
-    processes = []
-    for index in range(2):
-        config = {"cluster": {"worker": addresses}, "task": {"type": "worker", "index": index}}
-        worker_env = {**env, "TF_CONFIG": json.dumps(config), "OUT": str(out / "workers")}
-        processes.append(_start(worker_env, "multi-worker", index))
-    processes.append(_start({**env, "OUT": str(out / "reference")}, "reference"))
-    workers, reference = [result_of(p, timeout=600) for p in processes[:2]], result_of(processes[2], timeout=600)
+def runs(tf_runs):
+    """(each worker's shard runs, the one-device reference's steps)."""
+    workers = tf_runs["workers"]
     assert [w["chief"] for w in workers] == [True, False] and workers[0]["replicas"] == 2
-    return workers, reference
-
-
-def _start(env, *args):
-    return subprocess.Popen([sys.executable, str(WORKER), *map(str, args)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return [w["shards"] for w in workers], tf_runs["local"]["shards"]
 
 
 def rows(step):
@@ -108,13 +70,13 @@ def test_workers_split_every_global_batch_and_resume_at_the_checkpoint(runs):
     assert len(workers[0]["in_memory"]["losses"]) == 2
 
 
-def test_streaming_workers_read_their_own_files_and_resume_at_the_checkpoint(runs, corpus):
+def test_streaming_workers_read_their_own_files_and_resume_at_the_checkpoint(runs, two_books):
     """With `streaming=True` worker i reads only file i; the resumed run trains step 3 again on the same rows."""
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 
     workers, _ = runs
-    tokenizer = BertTokenizer(str(corpus / "vocab.txt"))
-    ids = [set(tokenizer([(corpus / "texts" / f"{book}.txt").read_text()]).flat_values.numpy().tolist()) - SPECIAL
+    tokenizer = BertTokenizer(str(two_books / "vocab.txt"))
+    ids = [set(tokenizer([(two_books / "texts" / f"{book}.txt").read_text()]).flat_values.numpy().tolist()) - SPECIAL
            for book in BOOKS]
     only = [ids[0] - ids[1], ids[1] - ids[0]]  # the words of one book alone
     for index, worker in enumerate(workers):
