@@ -7,6 +7,7 @@ outputs are plain int32 tensors that any Keras backend consumes via tf.data.
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 from keras_bert.preprocessing.byte_pair_tokenizer import BytePairTokenizer
 from keras_bert.preprocessing.input_packer import BertInputPacker
+from keras_bert.preprocessing.modern_bert_tokenizer import ModernBertTokenizer
 from keras_bert.preprocessing.pretraining import (
     PretrainingDataConfig,
     create_nsp_pairs,
@@ -27,6 +28,7 @@ from keras_bert.preprocessing.vocabulary import learn_vocabulary, write_vocabula
 __all__ = [
     "BertTokenizer",
     "BytePairTokenizer",
+    "ModernBertTokenizer",
     "SentencePieceTokenizer",
     "Tokenizer",
     "BertInputPacker",

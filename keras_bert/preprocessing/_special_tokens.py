@@ -4,7 +4,9 @@ transformers cuts literal special tokens ("[MASK]", "<mask>", ...) out of the
 text before anything else runs, and tokenizes the pieces between them on
 their own; `SpecialTokenSplitter` does the same with TensorFlow ops (for the
 SentencePiece and byte-level BPE tokenizers; `BertTokenizer` splits with
-offsets of its own).
+offsets of its own). A `tokenizer.json` may also mark a token `lstrip` /
+`rstrip`: its match then takes the whitespace before / after it along
+(RoBERTa's and ModernBERT's mask token: "a <mask>" is "a" + "<mask>").
 """
 
 import re
@@ -15,6 +17,9 @@ import tensorflow as tf
 # mark where a special token starts and ends without colliding with any text,
 # NUL bytes included.
 _MARK = b"\xff"
+# Unicode White_Space in an RE2 class: what `\s` and `char::is_whitespace` mean to the Rust tokenizers
+# (RE2's own `\s` is ASCII only).
+WHITE_SPACE = r"\t-\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}"
 
 
 def check_special_tokens(tokens, required, source, owner):
@@ -42,14 +47,21 @@ class SpecialTokenSplitter:
     """Splits strings into special-token pieces and the text between them.
 
     Args:
-        token_ids: dict special token string → id.
+        token_ids: dict special token string → id; empty: nothing is cut out.
+        lstrip: tokens whose match takes the whitespace before them along.
+        rstrip: tokens whose match takes the whitespace after them along.
     """
 
-    def __init__(self, token_ids):
-        # Longest first: alternation takes the first alternative that matches.
+    def __init__(self, token_ids, lstrip=(), rstrip=()):
+        # Longest first: at the leftmost match, alternation takes the first alternative that matches
+        # (the Rust tokenizers take the longest token there).
         tokens = sorted(token_ids, key=len, reverse=True)
-        self._pattern = "(" + "|".join(_re2_escape(t) for t in tokens) + ")"
-        self._tokens = tf.constant(tokens)
+        self._patterns = [
+            f"[{WHITE_SPACE}]*" * (t in lstrip) + _re2_escape(t) + f"[{WHITE_SPACE}]*" * (t in rstrip) for t in tokens
+        ]
+        self._pattern = "(" + "|".join(self._patterns) + ")" if tokens else None
+        self._stripped = [i for i, t in enumerate(tokens) if t in lstrip or t in rstrip]
+        self._tokens = tf.constant(tokens, tf.string)
         self._ids = tf.constant([token_ids[t] for t in tokens], tf.int32)
 
     def split(self, text, enabled=True):
@@ -62,7 +74,7 @@ class SpecialTokenSplitter:
             `pieces.flat_values`: the token's id, or -1 for text.
         """
         text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
-        if not enabled:
+        if not enabled or self._pattern is None:
             pieces = tf.RaggedTensor.from_tensor(text[:, tf.newaxis])
             return pieces, -tf.ones_like(pieces.flat_values, dtype=tf.int32)
         marked = tf.strings.regex_replace(text, self._pattern, _MARK + rb"\1" + _MARK)
@@ -71,7 +83,11 @@ class SpecialTokenSplitter:
         # Odd positions of a row are what the pattern matched.
         position = tf.range(tf.size(flat, out_type=tf.int64)) - tf.gather(pieces.row_starts(), pieces.value_rowids())
         matched = position % 2 == 1
+        # [pieces, tokens]: which token each match is; a stripped token's match holds its whitespace too.
         equal = tf.equal(flat[:, tf.newaxis], self._tokens[tf.newaxis, :])
+        for i in self._stripped:
+            column = tf.range(len(self._patterns)) == i
+            equal |= tf.strings.regex_full_match(flat, self._patterns[i])[:, tf.newaxis] & column[tf.newaxis, :]
         ids = tf.gather(self._ids, tf.argmax(tf.cast(equal, tf.int32), axis=1))
         return pieces, tf.where(matched, ids, -1)
 

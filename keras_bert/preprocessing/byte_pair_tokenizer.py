@@ -8,7 +8,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_bert.converters.tokenizer_files import find_tokenizer_files
-from keras_bert.preprocessing._special_tokens import SpecialTokenSplitter, check_special_tokens
+from keras_bert.preprocessing._special_tokens import WHITE_SPACE, SpecialTokenSplitter, check_special_tokens
+from keras_bert.preprocessing._tokenizer_json import ADDED_TOKEN_FLAGS, UNICODE_FORMS, read_tokenizer_json
 from keras_bert.preprocessing.tokenizer import Tokenizer
 
 SPECIAL_TOKENS = {"cls": "<s>", "pad": "<pad>", "sep": "</s>", "unk": "<unk>", "mask": "<mask>"}
@@ -21,13 +22,12 @@ SPECIAL_TOKENS = {"cls": "<s>", "pad": "<pad>", "sep": "</s>", "unk": "<unk>", "
 # noncharacter; text that holds one is refused (see `_words`). tf-text's
 # regex_split stops at a NUL byte, so NUL travels as U+FFFE (another
 # noncharacter, in the same class of the pattern) and is restored after.
+# `\s` is Unicode White_Space to the Rust tokenizer (WHITE_SPACE; RE2's `\s` is ASCII only).
 _MARKER = "\uffff"
 _NUL = "\ufffe"
-# Unicode White_Space, what `\s` means to the Rust tokenizer (RE2's `\s` is ASCII only).
-_SPACE = r"\t-\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}"
 _KEEP = (
     f"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{{L}}+| ?\\p{{N}}+"
-    f"| ?[^{_SPACE}\\p{{L}}\\p{{N}}{_MARKER}]+|[{_SPACE}]+"
+    f"| ?[^{WHITE_SPACE}\\p{{L}}\\p{{N}}{_MARKER}]+|[{WHITE_SPACE}]+"
 )
 _SPLIT = f"{_MARKER}|{_KEEP}"
 _NO_RANK = 2**30
@@ -47,19 +47,29 @@ def byte_to_unicode():
 
 
 def _read_files(files):
-    """vocab.json + merges.txt, or tokenizer.json → (vocabulary dict, merges list)."""
+    """vocab.json + merges.txt, or tokenizer.json → (constructor arguments, post-processor layout or None)."""
     if "tokenizer.json" in files:
-        with open(files["tokenizer.json"], encoding="utf-8") as f:
-            model = json.load(f).get("model", {})
-        if model.get("type") != "BPE":
-            raise ValueError(f"{files['tokenizer.json']} holds no BPE model (type {model.get('type')!r}).")
-        merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
-        return model["vocab"], merges
+        return read_tokenizer_json(files["tokenizer.json"])
     with open(files["vocab.json"], encoding="utf-8") as f:
         vocabulary = json.load(f)
     with open(files["merges.txt"], encoding="utf-8") as f:
         merges = [line.rstrip("\n") for line in f if line.strip() and not line.startswith("#version")]
-    return vocabulary, merges
+    return {"vocabulary": vocabulary, "merges": merges}, None
+
+
+def _check_added_tokens(added_tokens, vocabulary):
+    """`added_tokens` as a list of complete dicts (see `BytePairTokenizer`), or ValueError naming the bad entry."""
+    checked = []
+    for entry in added_tokens:
+        if not isinstance(entry, dict) or set(entry) - {"content", *ADDED_TOKEN_FLAGS} or "content" not in entry:
+            raise ValueError(
+                f"`added_tokens` entries must be dicts with a `content` and the flags {list(ADDED_TOKEN_FLAGS)}; "
+                f"received {entry!r:.100}"
+            )
+        if entry["content"] not in vocabulary:
+            raise ValueError(f"The added token {entry['content']!r} is not in the vocabulary.")
+        checked.append({"content": entry["content"], **{flag: bool(entry.get(flag, False)) for flag in ADDED_TOKEN_FLAGS}})
+    return sorted(checked, key=lambda entry: vocabulary[entry["content"]])
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -78,6 +88,13 @@ class BytePairTokenizer(Tokenizer):
     `decode(..., clean_up_tokenization_spaces=False)`; bytes that do not
     form valid UTF-8 become U+FFFD.
 
+    A `tokenizer.json` can say more, and `from_pretrained` reads it all (see
+    `_tokenizer_json`): added tokens beyond the special ones, whitespace
+    they take along (`lstrip`/`rstrip`), a Unicode normalization, a space
+    before each piece of text (`add_prefix_space`), no GPT-2 split
+    (`use_regex=False`). `ModernBertTokenizer` is this tokenizer with
+    ModernBERT's special tokens and layout.
+
     The merges run in a `tf.while_loop` over the batch's distinct words, one
     merge per word and step, so the tokenizer is TensorFlow ops throughout:
     eager, `tf.function`, `tf.data` on any Keras backend, SavedModel.
@@ -85,10 +102,24 @@ class BytePairTokenizer(Tokenizer):
     benchmarks/studies/family_tokenizer_agreement/family_tokenizer_agreement.py.
 
     Args:
-        vocabulary: dict token → id (the content of `vocab.json`) or the path
-            of a `vocab.json`.
+        vocabulary: dict token → id (the content of `vocab.json`, with the
+            added tokens) or the path of a `vocab.json`.
         merges: list of merge rules `"a b"` in rank order, or the path of a
             `merges.txt`.
+        added_tokens: the tokens cut out of the text before the BPE, each a
+            dict with `content` (a token of `vocabulary`) and the flags of
+            `tokenizer.json`'s `added_tokens`: `special` (cut out only while
+            `special_tokens_in_strings`; skipped by `detokenize`), `lstrip`
+            / `rstrip` (the match takes the whitespace before / after it),
+            `normalized` (matched after `unicode_normalization`, else
+            before). None: the special tokens, special, no flags.
+        add_prefix_space: put a space before each piece of text between
+            added tokens that does not start with one.
+        use_regex: split the text into words with GPT-2's pattern first;
+            without, each piece between added tokens is one word.
+        unicode_normalization: None, or the form ("NFC", "NFKC", "NFD",
+            "NFKD") applied to the text between the added tokens that are
+            not `normalized`.
         special_tokens_in_strings: map literal special tokens in the text to
             their ids (transformers' behaviour).
 
@@ -102,12 +133,26 @@ class BytePairTokenizer(Tokenizer):
     # How BertInputPacker lays out a pair: <s> A </s></s> B </s>, one segment type.
     separators_between = 2
     typed_segments = False
+    # The family's name in messages, and the files `from_pretrained` reads: all of the first, or one of the second.
+    family = "RoBERTa"
+    tokenizer_files = (("vocab.json", "merges.txt"), ("tokenizer.json",))
 
-    def __init__(self, vocabulary, merges, special_tokens_in_strings=True, name=None):
+    def __init__(
+        self,
+        vocabulary,
+        merges,
+        added_tokens=None,
+        add_prefix_space=False,
+        use_regex=True,
+        unicode_normalization=None,
+        special_tokens_in_strings=True,
+        name=None,
+    ):
         if isinstance(vocabulary, (str, os.PathLike)) or isinstance(merges, (str, os.PathLike)):
             if not (isinstance(vocabulary, (str, os.PathLike)) and isinstance(merges, (str, os.PathLike))):
                 raise ValueError("`vocabulary` and `merges` must both be paths or both be Python values.")
-            vocabulary, merges = _read_files({"vocab.json": vocabulary, "merges.txt": merges})
+            files = _read_files({"vocab.json": vocabulary, "merges.txt": merges})[0]
+            vocabulary, merges = files["vocabulary"], files["merges"]
         if not isinstance(vocabulary, dict) or not all(isinstance(i, int) for i in vocabulary.values()):
             raise ValueError(
                 "`vocabulary` must be a dict token → int id or the path of a vocab.json; received "
@@ -116,18 +161,32 @@ class BytePairTokenizer(Tokenizer):
         if not isinstance(merges, (list, tuple)) or not all(isinstance(m, str) and len(m.split(" ")) == 2 for m in merges):
             bad = next((m for m in merges if not (isinstance(m, str) and len(m.split(" ")) == 2)), merges) if isinstance(merges, (list, tuple)) else merges
             raise ValueError(f'`merges` must be a list of "a b" rules or the path of a merges.txt; received {bad!r:.100}')
-        check_special_tokens(vocabulary, SPECIAL_TOKENS.values(), "The vocabulary", "RoBERTa's")
+        if unicode_normalization not in (None, *UNICODE_FORMS):
+            raise ValueError(
+                f"`unicode_normalization` must be None or one of {UNICODE_FORMS}; received {unicode_normalization!r}"
+            )
+        check_special_tokens(vocabulary, self.special_tokens.values(), "The vocabulary", f"{self.family}'s")
+        default = [{"content": t, "special": True} for t in self.special_tokens.values()]
+        tokens = _check_added_tokens(default if added_tokens is None else added_tokens, vocabulary)
         super().__init__(vocabulary, special_tokens_in_strings, name=name)
-        self._keep_plain(_merges=list(merges))
+        self._keep_plain(
+            _merges=list(merges),
+            # Kept as None when it is the default, so that a config says only what differs.
+            added_tokens=None if tokens == _check_added_tokens(default, vocabulary) else tokens,
+            # `detokenize` skips every special added token, as transformers' decode does.
+            special_token_ids=sorted({*self.special_token_ids, *(vocabulary[t["content"]] for t in tokens if t["special"])}),
+        )
+        self.add_prefix_space = bool(add_prefix_space)
+        self.use_regex = bool(use_regex)
+        self.unicode_normalization = unicode_normalization
 
         init = tf.lookup.KeyValueTensorInitializer
-        tokens = list(vocabulary)
         self._token_ids = tf.lookup.StaticHashTable(
-            init(tf.constant(tokens), tf.constant([vocabulary[t] for t in tokens], tf.int32)),
+            init(tf.constant(list(vocabulary)), tf.constant(list(vocabulary.values()), tf.int32)),
             default_value=self.unk_token_id,
         )
         self._merge_ranks = tf.lookup.StaticHashTable(
-            init(tf.constant(merges), tf.range(len(merges), dtype=tf.int32)), default_value=_NO_RANK
+            init(tf.constant(merges, tf.string), tf.range(len(merges), dtype=tf.int32)), default_value=_NO_RANK
         )
         byte_map = byte_to_unicode()
         self._byte_chars = tf.constant([byte_map[b] for b in range(256)])
@@ -135,28 +194,69 @@ class BytePairTokenizer(Tokenizer):
             init(tf.constant([byte_map[b] for b in range(256)]), tf.constant([bytes([b]) for b in range(256)])),
             default_value="",
         )
-        self._specials = SpecialTokenSplitter({t: vocabulary[t] for t in SPECIAL_TOKENS.values()})
+        # The Rust tokenizers match the added tokens in two passes: those not `normalized` on the raw text, then
+        # the others on the normalized text between them. The first pass also makes the text valid UTF-8.
+        cut = [t for t in tokens if self.special_tokens_in_strings or not t["special"]]
+        self._raw_tokens = self._splitter([t for t in cut if not t["normalized"]], vocabulary)
+        normalized = [t for t in cut if t["normalized"]]
+        self._normalized_tokens = self._splitter(normalized, vocabulary) if normalized else None
+
+    @staticmethod
+    def _splitter(tokens, vocabulary):
+        return SpecialTokenSplitter(
+            {t["content"]: vocabulary[t["content"]] for t in tokens},
+            lstrip={t["content"] for t in tokens if t["lstrip"]},
+            rstrip={t["content"] for t in tokens if t["rstrip"]},
+        )
 
     # ------------------------------------------------------------------ config
     @classmethod
     def from_pretrained(cls, path, **kwargs):
-        """Loads a RoBERTa checkpoint's `vocab.json` + `merges.txt` (or `tokenizer.json`).
+        """Loads a checkpoint's `vocab.json` + `merges.txt`, or its `tokenizer.json` (see `tokenizer_files`).
+
+        From a `tokenizer.json`, its added tokens, normalizer and
+        pre-tokenizer options come too, and its post-processor must place
+        the special tokens as this family does.
 
         Args:
             path: a Hugging Face folder, or one of its tokenizer files.
-            **kwargs: constructor arguments.
+            **kwargs: constructor arguments that override the files'.
 
         Returns:
-            A `BytePairTokenizer`.
+            A tokenizer of this class.
+
+        Raises:
+            ValueError: missing files, or a `tokenizer.json` this tokenizer
+                would not follow exactly (the message says what in it).
         """
-        files, _ = find_tokenizer_files(path, ("vocab.json", "merges.txt"), family="RoBERTa")
-        vocabulary, merges = _read_files(files)
-        return cls(vocabulary, merges, **kwargs)
+        names, alternatives = cls.tokenizer_files
+        files, _ = find_tokenizer_files(path, names, family=cls.family, alternatives=alternatives)
+        arguments, layout = _read_files(files)
+        if layout is not None:
+            arguments.update(cls._layout_arguments(layout, files["tokenizer.json"]))
+        return cls(**{**arguments, **kwargs})
+
+    @classmethod
+    def _layout_arguments(cls, layout, path):
+        """Constructor arguments a `tokenizer.json`'s post-processor layout sets; ValueError if not this family's."""
+        expected = {
+            "cls": cls.special_tokens["cls"],
+            "sep": cls.special_tokens["sep"],
+            "separators_between": cls.separators_between,
+            "typed_segments": cls.typed_segments,
+        }
+        if layout != expected:
+            raise ValueError(f"{path}: its post-processor lays out pairs as {layout}; {cls.family}'s is {expected}.")
+        return {}
 
     def get_config(self):
         return {
             "vocabulary": dict(self._token_to_id),
             "merges": list(self._merges),
+            "added_tokens": self.added_tokens,
+            "add_prefix_space": self.add_prefix_space,
+            "use_regex": self.use_regex,
+            "unicode_normalization": self.unicode_normalization,
             "special_tokens_in_strings": self.special_tokens_in_strings,
         }
 
@@ -170,14 +270,16 @@ class BytePairTokenizer(Tokenizer):
         return tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
 
     def _words(self, text):
-        """`(n,)` text pieces → ragged `(n, words)`: GPT-2's pre-tokenization."""
+        """`(n,)` text pieces → ragged `(n, words)`: GPT-2's pre-tokenization (`use_regex`), else each piece whole."""
+        if not self.use_regex:
+            return tf.RaggedTensor.from_tensor(text[:, tf.newaxis])
         check = tf.debugging.assert_equal(
             tf.reduce_any(tf.strings.regex_full_match(text, f"(?s).*[{_MARKER}{_NUL}].*")), False,
             message="BytePairTokenizer: the text contains U+FFFE or U+FFFF, Unicode noncharacters it cannot take",
         )
         with tf.control_dependencies([check]):
             marked = tf.strings.regex_replace(text, "\x00", _NUL)
-        marked = tf.strings.regex_replace(marked, f"([{_SPACE}])([^{_SPACE}])", f"{_MARKER}\\1\\2")
+        marked = tf.strings.regex_replace(marked, f"([{WHITE_SPACE}])([^{WHITE_SPACE}])", f"{_MARKER}\\1\\2")
         words = tf_text.regex_split(marked, _SPLIT, _KEEP)
         return words.with_flat_values(tf.strings.regex_replace(words.flat_values, _NUL, "\x00"))
 
@@ -205,10 +307,22 @@ class BytePairTokenizer(Tokenizer):
         return symbols
 
     def _tokenize_1d(self, text):
-        return self._specials.tokenize(text, self._tokenize_text, self.special_tokens_in_strings)
+        return self._raw_tokens.tokenize(text, self._tokenize_normalized)
+
+    def _tokenize_normalized(self, pieces):
+        """`(n,)` raw text between added tokens → int32 ragged `(n, None)`: normalized, normalized tokens cut out."""
+        if self.unicode_normalization is not None:
+            pieces = tf_text.normalize_utf8(pieces, self.unicode_normalization)
+        if self._normalized_tokens is None:
+            return self._tokenize_text(pieces)
+        return self._normalized_tokens.tokenize(pieces, self._tokenize_text)
 
     def _tokenize_text(self, pieces):
-        """`(n,)` text without special tokens → int32 ragged `(n, None)` BPE ids."""
+        """`(n,)` text without added tokens → int32 ragged `(n, None)` BPE ids."""
+        if self.add_prefix_space:
+            # The ByteLevel pre-tokenizer's: a space before every piece that does not start with one ("" stays empty).
+            bare = (pieces != "") & (tf.strings.substr(pieces, 0, 1) != " ")
+            pieces = tf.where(bare, tf.strings.join([" ", pieces]), pieces)
         words = self._words(pieces)
         # BPE once per distinct word of the batch.
         unique, index = tf.unique(words.flat_values)

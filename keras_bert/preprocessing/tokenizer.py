@@ -1,12 +1,16 @@
 """The base of the package's tokenizers: vocabulary, special tokens, batching, decoding and traced graphs.
 
 `BertTokenizer` (WordPiece), `SentencePieceTokenizer` (ALBERT's unigram
-model) and `BytePairTokenizer` (RoBERTa's byte-level BPE) differ in how text
-becomes ids and in the files they read; what surrounds that is written here,
-once.
+model), `BytePairTokenizer` (RoBERTa's byte-level BPE) and
+`ModernBertTokenizer` (its subclass for ModernBERT's `tokenizer.json`)
+differ in how text becomes ids and in the files they read; what surrounds
+that is written here, once, and `Tokenizer.from_pretrained` picks the class
+a checkpoint folder needs.
 """
 
+import importlib
 import json
+import os
 
 import tensorflow as tf
 
@@ -16,6 +20,17 @@ from keras_bert.preprocessing._shared_graphs import eager_graphs
 # Plain graph code without Python control flow on tensors: skipping AutoGraph
 # saves ~1 s of tracing every time a tf.data pipeline maps over it.
 no_autograph = tf.autograph.experimental.do_not_convert
+
+# Hugging Face's `model_type` → the tokenizer of its checkpoints: (module of keras_bert.preprocessing, class).
+# Imported on use: the classes import this module.
+TOKENIZER_CLASSES = {
+    "bert": ("bert_tokenizer", "BertTokenizer"),
+    "distilbert": ("bert_tokenizer", "BertTokenizer"),
+    "electra": ("bert_tokenizer", "BertTokenizer"),
+    "albert": ("sentence_piece_tokenizer", "SentencePieceTokenizer"),
+    "roberta": ("byte_pair_tokenizer", "BytePairTokenizer"),
+    "modernbert": ("modern_bert_tokenizer", "ModernBertTokenizer"),
+}
 
 
 class Tokenizer(tf.Module):
@@ -85,6 +100,49 @@ class Tokenizer(tf.Module):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+    @classmethod
+    def from_pretrained(cls, path, **kwargs):
+        """The tokenizer of a checkpoint, of the class its `config.json` names by `model_type`.
+
+        Each tokenizer class reads its own files with its own
+        `from_pretrained`; this one, on the base, picks the class first (see
+        `TOKENIZER_CLASSES`): a Hugging Face folder of `model_type`
+        "modernbert" gets a `ModernBertTokenizer`, "roberta" a
+        `BytePairTokenizer`, "albert" a `SentencePieceTokenizer`, BERT,
+        DistilBERT and ELECTRA a `BertTokenizer`. Anything without a
+        `config.json` beside it (a Google TF1 folder, a `vocab.txt`, a
+        `.keras` file, a preset name) is BERT's.
+
+        Args:
+            path: a checkpoint folder or one of its files, or what
+                `BertTokenizer.from_pretrained` reads.
+            **kwargs: arguments of that class's `from_pretrained`.
+
+        Returns:
+            A tokenizer of the class the checkpoint needs.
+
+        Raises:
+            ValueError: a `model_type` with no tokenizer here (the message
+                names the supported ones), or what the class's
+                `from_pretrained` raises.
+        """
+        from keras_bert.converters.hf_checkpoint import read_hf_model_type  # its families: only when asked
+
+        path = os.fspath(path)
+        # A .keras file's tokenizer is in its sidecar files, whatever lies beside it.
+        folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        has_config = os.path.exists(path) and not path.endswith(".keras") and os.path.isfile(
+            os.path.join(folder, "config.json")
+        )
+        model_type = read_hf_model_type(folder) if has_config else "bert"
+        if model_type not in TOKENIZER_CLASSES:
+            raise ValueError(
+                f"{os.path.join(folder, 'config.json')}: model_type {model_type!r} has no tokenizer in keras_bert; "
+                f"supported: {', '.join(sorted(TOKENIZER_CLASSES))}."
+            )
+        module, name = TOKENIZER_CLASSES[model_type]
+        return getattr(importlib.import_module(f"keras_bert.preprocessing.{module}"), name).from_pretrained(path, **kwargs)
 
     # -------------------------------------------------------------- vocabulary
     def vocabulary_size(self):

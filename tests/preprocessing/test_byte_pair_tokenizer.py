@@ -98,6 +98,27 @@ def test_tokenizer_json_alone_is_enough(tmp_path):
     assert from_json == family_tokenizers("roberta")[0].get_config()  # same vocabulary and merges, in order
 
 
+def test_tokenizer_json_added_token_flags_are_followed(tmp_path):
+    """roberta-base's own tokenizer.json marks <mask> lstrip ("a <mask>" is "a" + "<mask>"); from that file the
+    ids follow the `tokenizers` library, which transformers runs on it."""
+    from tokenizers import Tokenizer as RustTokenizer
+
+    _, reference = family_tokenizers("roberta")
+    # Without the truncation and padding that transformers' earlier calls left set in its backend.
+    spec = json.loads(reference.backend_tokenizer.to_str()) | {"truncation": None, "padding": None}
+    for token in spec["added_tokens"]:
+        token["lstrip"] = token["content"] == "<mask>"
+    (tmp_path / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    texts = FAMILY_HARD_CASES + ["a <mask> b\t\t<mask>\n<mask>", "   <mask>"]
+    ours = BytePairTokenizer.from_pretrained(tmp_path)
+    expected = [e.ids for e in RustTokenizer.from_file(str(tmp_path / "tokenizer.json")).encode_batch(
+        texts, add_special_tokens=False)]
+    assert ours.tokenize(texts).to_list() == expected
+    assert ours.get_config()["added_tokens"][-1] == {
+        "content": "<mask>", "special": True, "lstrip": True, "rstrip": False, "normalized": False
+    }
+
+
 def test_missing_files_and_bad_input_are_named(tmp_path):
     with pytest.raises(ValueError, match="missing vocab.json, merges.txt"):
         BytePairTokenizer.from_pretrained(tmp_path)
