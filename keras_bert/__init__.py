@@ -16,15 +16,16 @@ _moved_modules.install()
 _MODEL_NAMES = {
     "list_presets": "keras_bert.converters.presets",
     **dict.fromkeys(
-        ("BertEmbeddings", "ElectraDiscriminatorHead", "MaskedLMHead", "NextSentenceHead", "Pooler", "SelfAttention",
-         "SentencePooling", "SpanHead", "TransformerEncoder"),
+        ("BertEmbeddings", "ElectraDiscriminatorHead", "MaskedLMHead", "NextSentenceHead", "Pooler", "RotaryEmbedding",
+         "SelfAttention", "SentencePooling", "SpanHead", "TransformerEncoder"),
         "keras_bert.layers",
     ),
     **dict.fromkeys(
         ("BERT_SIZES", "AlbertBackbone", "BertBackbone", "BertClassifier", "BertMaskedLM", "BertMultipleChoice",
          "BertPretrainer", "BertQuestionAnswerer", "BertTask", "BertTextEmbedder", "BertTokenClassifier",
          "DistilBertBackbone", "ElectraBackbone", "ElectraDiscriminator", "ElectraGenerator", "ElectraPretrainer",
-         "EncoderBackbone", "RobertaBackbone", "Distiller", "student_from_teacher", "MultipleNegativesRankingLoss"),
+         "EncoderBackbone", "ModernBertBackbone", "RobertaBackbone", "Distiller", "student_from_teacher",
+         "MultipleNegativesRankingLoss"),
         "keras_bert.models",
     ),
     **dict.fromkeys(("BertAdamW", "BertLamb", "WarmupSchedule", "create_optimizer"), "keras_bert.optimizers"),
@@ -49,6 +50,7 @@ _LAZY = {
     "BertInputPacker": "keras_bert.preprocessing.input_packer",
     "SentencePieceTokenizer": "keras_bert.preprocessing.sentence_piece_tokenizer",
     "BytePairTokenizer": "keras_bert.preprocessing.byte_pair_tokenizer",
+    "ModernBertTokenizer": "keras_bert.preprocessing.modern_bert_tokenizer",
     "learn_vocabulary": "keras_bert.preprocessing.vocabulary",
     "write_vocabulary": "keras_bert.preprocessing.vocabulary",
     "pretraining_dataset": "keras_bert.preprocessing.pretraining.dataset",

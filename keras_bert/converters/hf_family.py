@@ -42,6 +42,11 @@ class Family:
         head_names, head_prefixes: unused tensors that are known heads, by exact name or prefix.
         tied_names: {stored decoder tensor: the tensor it must equal}.
         mlm_name: the tensor whose use means the model has the tied MLM head, or None.
+        model_class: the transformers class of the bare backbone that `save_hf_checkpoint` writes
+            ("ModernBertModel"), or None where the writer has no form of the family's own (BERT's is
+            `hf_writer`'s; the other families are not written yet).
+        written_config: with `model_class`, function(backbone) -> the `config.json` entries a written
+            checkpoint needs beyond the fields and the activation.
 
     Examples:
     ```python
@@ -73,6 +78,8 @@ class Family:
     head_prefixes: tuple = ()
     tied_names: dict = dataclasses.field(default_factory=dict)
     mlm_name: object = None
+    model_class: object = None
+    written_config: object = None
 
     def read_config(self, hf, config_path):
         """Backbone constructor arguments from a `config.json` dict of this family.

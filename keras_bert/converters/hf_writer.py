@@ -1,4 +1,4 @@
-"""Writing keras_bert models as Hugging Face BERT checkpoints.
+"""Writing keras_bert models as Hugging Face checkpoints: BERT's, and the bare encoder of families that say how.
 
 `save_hf_checkpoint` writes `config.json`, `model.safetensors`,
 `tokenizer_config.json` and (when a vocabulary is known) `vocab.txt`, which
@@ -14,6 +14,11 @@ transformers' `BertModel`, `BertForPreTraining` or `BertForMaskedLM`
 | BertTokenClassifier | BertForTokenClassification | `bert.*` (no pooler) + `classifier.*` |
 | BertQuestionAnswerer | BertForQuestionAnswering | `bert.*` (no pooler) + `qa_outputs.*` |
 | BertMultipleChoice | BertForMultipleChoice | `bert.*` + `classifier.*` |
+
+A backbone of another family whose `hf_family.Family` names a `model_class`
+is written as that class (`ModernBertBackbone` -> `ModernBertModel`): its
+config.json and model.safetensors, without tokenizer files (its tokenizer
+is not a WordPiece `vocab.txt`).
 
 Task models also write their labels into config.json (`id2label`,
 `label2id`, `problem_type`; see `hf_tasks`), so transformers' pipelines
@@ -34,7 +39,13 @@ from keras_bert.converters import tokenizer_files
 from keras_bert.converters.hf_bert import FAMILY as BERT
 from keras_bert.converters.hf_config_fields import HF_ACTIVATION_NAMES  # noqa: F401 (importable from here, as before)
 from keras_bert.converters.hf_tasks import TASK_ARCHITECTURES, WITHOUT_POOLER, head_prefix, hf_task_config
-from keras_bert.converters.weight_map import OPTIONAL_NAMES, canonical_weights, is_backbone
+from keras_bert.converters.weight_map import (
+    OPTIONAL_NAMES,
+    canonical_weights,
+    is_backbone,
+    is_encoder_backbone,
+    model_family,
+)
 
 SPECIAL_TOKENS = {
     "unk_token": "[UNK]",
@@ -49,6 +60,8 @@ def hf_architecture(model):
     """(architecture name, tensor-name prefix) of the transformers class that matches `model`."""
     if is_backbone(model):
         return "BertModel", ""
+    if is_encoder_backbone(model) and model_family(model).model_class is not None:
+        return model_family(model).model_class, ""
     # Exact types (by name: keras_bert.models builds on this package, which does
     # not import it): a subclass may add heads that the architecture lacks.
     if type(model).__name__ == "BertPretrainer":
@@ -67,7 +80,7 @@ def hf_architecture(model):
         return TASK_ARCHITECTURES[type(model).__name__], "bert."
     raise ValueError(
         f"Hugging Face export supports BertBackbone, BertPretrainer, BertMaskedLM, "
-        f"{', '.join(TASK_ARCHITECTURES)}. Received a "
+        f"{', '.join(TASK_ARCHITECTURES)}, ModernBertBackbone. Received a "
         f"{type(model).__name__}; export its `.backbone` to get a BertModel checkpoint."
     )
 
@@ -76,9 +89,18 @@ def hf_config(backbone, architecture="BertModel"):
     """The Hugging Face `config.json` dict of a `BertBackbone` (inverse of `read_hf_config`).
 
     Args:
-        backbone: a `BertBackbone`.
+        backbone: a `BertBackbone`, or a backbone of a family with a `model_class`.
         architecture: the transformers class name to record.
     """
+    family = model_family(backbone)
+    if family is not BERT:
+        return {
+            "architectures": [architecture],
+            "model_type": family.model_type,
+            **family.config_values(backbone),
+            family.activation_key: HF_ACTIVATION_NAMES[backbone.activation],
+            **family.written_config(backbone),
+        }
     if backbone.normalize_first:
         raise ValueError("Pre-LN backbones (normalize_first=True) have no Hugging Face BERT counterpart.")
     return {
@@ -133,7 +155,7 @@ def _tokenizer_config(do_lower_case, max_length, tokenizer=None):
 
 
 def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, overwrite=False):
-    """Writes `model` as a Hugging Face BERT checkpoint folder, atomically.
+    """Writes `model` as a Hugging Face checkpoint folder (BERT's, or ModernBERT's bare encoder), atomically.
 
     Args:
         model: a `BertBackbone` (-> `BertModel`), `BertPretrainer`
@@ -141,9 +163,10 @@ def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, 
             or a task model: `BertClassifier` (-> `BertForSequenceClassification`,
             `problem_type` "regression" for `num_classes=1`), `BertTokenClassifier`
             (-> `BertForTokenClassification`), `BertQuestionAnswerer`
-            (-> `BertForQuestionAnswering`), `BertMultipleChoice` (-> `BertForMultipleChoice`).
+            (-> `BertForQuestionAnswering`), `BertMultipleChoice` (-> `BertForMultipleChoice`);
+            or a `ModernBertBackbone` (-> `ModernBertModel`, config.json and weights only).
         destination: the folder to create.
-        vocabulary: optional vocabulary for `vocab.txt`: a path to a
+        vocabulary: optional vocabulary for `vocab.txt` (BERT only): a path to a
             `vocab.txt`, a list of tokens, or a tokenizer with
             `get_vocabulary()` or a `vocabulary` attribute. Its size must
             equal the model's `vocabulary_size`.
@@ -167,6 +190,12 @@ def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, 
     backbone = getattr(model, "backbone", model)
     config = {**hf_config(backbone, architecture), **hf_task_config(model, architecture)}
     tensors = hf_tensors(model)
+    bert = model_family(backbone) is BERT
+    if vocabulary is not None and not bert:
+        raise ValueError(
+            f"{type(backbone).__name__} checkpoints are written without tokenizer files: a WordPiece vocabulary "
+            "is BERT's. Save the tokenizer's own files beside the checkpoint."
+        )
     lines = None
     if vocabulary is not None:
         lines = _vocabulary_lines(vocabulary)
@@ -186,6 +215,8 @@ def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, 
             f.write("\n")
         # transformers refuses safetensors files without a "format" entry.
         save_file(tensors, os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
+        if not bert:
+            return
         with open(os.path.join(folder, tokenizer_files.TOKENIZER_CONFIG_FILE), "w", encoding="utf-8") as f:
             json.dump(_tokenizer_config(do_lower_case, backbone.max_sequence_length, tokenizer), f, indent=2)
             f.write("\n")

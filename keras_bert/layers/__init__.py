@@ -7,6 +7,7 @@ from keras_bert.layers.graph_export_form import graph_export_form
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.pooler import Pooler
+from keras_bert.layers.rotary_embedding import RotaryEmbedding
 from keras_bert.layers.self_attention import SelfAttention
 from keras_bert.layers.sentence_pooling import SentencePooling
 from keras_bert.layers.span_head import SpanHead
@@ -19,6 +20,7 @@ __all__ = [
     "MaskedLMHead",
     "NextSentenceHead",
     "Pooler",
+    "RotaryEmbedding",
     "SelfAttention",
     "SentencePooling",
     "SpanHead",

@@ -13,6 +13,12 @@ def check_rate(name, value):
         raise ValueError(f"`{name}` must be a float in [0, 1). Received: {name}={value!r}")
 
 
+def check_wavelength(name, value):
+    """A rotary embedding's base: a number > 1 (its angles shrink with the feature index only then)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 1:
+        raise ValueError(f"`{name}` must be a number > 1. Received: {name}={value!r}")
+
+
 def get_initializer(initializer):
     """Like `keras.initializers.get`, with BERT's default as "truncated_normal".
 

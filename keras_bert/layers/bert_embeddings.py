@@ -12,7 +12,10 @@ class BertEmbeddings(keras.layers.Layer):
     """Sums token, segment and position embeddings, then LayerNorm and dropout.
 
     With `num_segments=0` there is no segment embedding (DistilBERT): the sum
-    is token + position embeddings, and `segment_ids` must not be given.
+    is token + position embeddings, and `segment_ids` must not be given. With
+    `max_sequence_length=None` there is no position table either (ModernBERT,
+    whose attention rotates queries and keys by position instead): the token
+    embedding alone goes through the LayerNorm.
 
     This is BERT's input layer (`bert/embeddings` in Google's checkpoints,
     `embeddings` in Hugging Face's). Positions are learned, one vector per
@@ -23,10 +26,12 @@ class BertEmbeddings(keras.layers.Layer):
     Args:
         vocabulary_size: int. Number of WordPiece tokens.
         hidden_dim: int. Width of every embedding.
-        max_sequence_length: int. Number of learned positions.
+        max_sequence_length: int. Number of learned positions; None for no
+            position embedding.
         num_segments: int. Number of segment (token type) ids; 0 for none.
         dropout: float. Dropout rate after the LayerNorm.
         layer_norm_epsilon: float. BERT uses 1e-12.
+        layer_norm_bias: bool. A bias (beta) in the LayerNorm (ModernBERT: none).
         kernel_initializer: initializer for the three embedding tables.
 
     Call arguments:
@@ -34,7 +39,8 @@ class BertEmbeddings(keras.layers.Layer):
         segment_ids: int tensor of shape `(batch_size, sequence_length)`;
             None (and required to be None) when `num_segments=0`.
         position_ids: optional int tensor of shape `(batch_size,
-            sequence_length)`, each in `[0, max_sequence_length)`.
+            sequence_length)`, each in `[0, max_sequence_length)`; None
+            (and required to be None) without a position table.
         token_embeddings: optional float tensor of shape `(batch_size,
             sequence_length, hidden_dim)` used in place of the token table's
             rows for `token_ids` (which then give only the shape): what
@@ -55,12 +61,14 @@ class BertEmbeddings(keras.layers.Layer):
         dropout=0.1,
         layer_norm_epsilon=1e-12,
         kernel_initializer="truncated_normal",
+        layer_norm_bias=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
         check_positive_int("vocabulary_size", vocabulary_size)
         check_positive_int("hidden_dim", hidden_dim)
-        check_positive_int("max_sequence_length", max_sequence_length)
+        if max_sequence_length is not None:
+            check_positive_int("max_sequence_length", max_sequence_length)
         # 0 segments: no segment embedding at all (DistilBERT), not a one-row table.
         if num_segments != 0:
             check_positive_int("num_segments", num_segments)
@@ -72,6 +80,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.dropout = dropout
         self.layer_norm_epsilon = layer_norm_epsilon
         self.kernel_initializer = get_initializer(kernel_initializer)
+        self.layer_norm_bias = bool(layer_norm_bias)
 
         self.token_embedding = keras.layers.Embedding(
             vocabulary_size,
@@ -90,7 +99,7 @@ class BertEmbeddings(keras.layers.Layer):
                 name="segment_embedding",
             )
         self.layer_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
+            epsilon=layer_norm_epsilon, center=self.layer_norm_bias, dtype=self.dtype_policy, name="layer_norm"
         )
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
 
@@ -100,11 +109,13 @@ class BertEmbeddings(keras.layers.Layer):
             self.segment_embedding.build(token_ids_shape)
         # A plain weight rather than an Embedding layer: positions are
         # 0..sequence_length-1 unless packed, and a slice is cheaper than a gather.
-        self.position_embeddings = self.add_weight(
-            name="position_embeddings",
-            shape=(self.max_sequence_length, self.hidden_dim),
-            initializer=clone_initializer(self.kernel_initializer),
-        )
+        self.position_embeddings = None
+        if self.max_sequence_length is not None:
+            self.position_embeddings = self.add_weight(
+                name="position_embeddings",
+                shape=(self.max_sequence_length, self.hidden_dim),
+                initializer=clone_initializer(self.kernel_initializer),
+            )
         self.layer_norm.build(tuple(token_ids_shape) + (self.hidden_dim,))
         self.built = True
 
@@ -118,7 +129,12 @@ class BertEmbeddings(keras.layers.Layer):
         x = self.token_embedding(token_ids) if token_embeddings is None else token_embeddings
         if segment_ids is not None:
             x = x + self.segment_embedding(segment_ids)
-        if position_ids is None:
+        if self.position_embeddings is None:
+            if position_ids is not None:
+                raise ValueError(
+                    f"{self.name} has no position table (max_sequence_length=None): pass no `position_ids`."
+                )
+        elif position_ids is None:
             sequence_length = ops.shape(token_ids)[1]
             positions = ops.cast(self.position_embeddings[:sequence_length], x.dtype)  # (seq, hidden)
             x = x + positions[None, :, :]
@@ -143,5 +159,6 @@ class BertEmbeddings(keras.layers.Layer):
             "dropout": self.dropout,
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "layer_norm_bias": self.layer_norm_bias,
         }
 

@@ -6,7 +6,22 @@ import keras
 from keras import ops
 
 from keras_bert.layers._fused import attention, attention_dropout_fuses, linear
-from keras_bert.layers.arguments import check_positive_int, check_rate, clone_initializer, get_initializer
+from keras_bert.layers.arguments import (
+    check_positive_int,
+    check_rate,
+    check_wavelength,
+    clone_initializer,
+    get_initializer,
+)
+from keras_bert.layers.local_attention import (
+    alone_sees_itself,
+    attention_blocks,
+    context_from_blocks,
+    local_attention_mask,
+    probabilities_from_blocks,
+    window_radius,
+)
+from keras_bert.layers.rotary_embedding import RotaryEmbedding
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -29,11 +44,27 @@ class SelfAttention(keras.layers.Layer):
     training on TensorFlow or JAX, the probabilities must exist as a tensor, so
     the layer computes them explicitly, with the softmax in float32.
 
+    Two options serve ModernBERT: rotary position embeddings on the queries
+    and keys (`rotary_max_wavelength`), and local attention
+    (`local_attention_window`), where a query sees only the keys within
+    `window // 2` positions of it. Local attention is computed in blocks
+    (see `local_attention`), never as masked `(seq, seq)` scores, except
+    where the window covers the whole input (a static length of at most
+    `window // 2 + 1`: local attention is then global attention), with a
+    per-query `attention_mask`, or for `first_query_only` (one row of scores).
+
     Args:
         num_heads: int. Number of attention heads; must divide the input width.
         dropout: float. Dropout rate on the attention probabilities (training only).
         kernel_initializer: initializer for the projection kernels.
         bias_initializer: initializer for the projection biases.
+        use_bias: bool. Biases on the query/key/value and output projections
+            (ModernBERT: `attention_bias`, False by default).
+        rotary_max_wavelength: None (no rotary embedding), or the base of the
+            rotary embedding applied to queries and keys (`RotaryEmbedding`).
+        local_attention_window: None (global attention), or an int >= 1: a
+            query attends to keys at most `local_attention_window // 2`
+            positions away (transformers' ModernBERT `local_attention`).
 
     Call arguments:
         x: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
@@ -53,7 +84,8 @@ class SelfAttention(keras.layers.Layer):
     Returns:
         Float tensor of shape `(batch_size, sequence_length, hidden_dim)`; with
         `return_attention_scores=True`, a tuple of it and the probabilities of
-        shape `(batch_size, num_heads, sequence_length, sequence_length)`.
+        shape `(batch_size, num_heads, sequence_length, sequence_length)` (in a
+        local layer built from its blocks, zero outside the window).
     """
 
     def __init__(
@@ -62,15 +94,25 @@ class SelfAttention(keras.layers.Layer):
         dropout=0.0,
         kernel_initializer="truncated_normal",
         bias_initializer="zeros",
+        use_bias=True,
+        rotary_max_wavelength=None,
+        local_attention_window=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         check_positive_int("num_heads", num_heads)
         check_rate("dropout", dropout)
+        if local_attention_window is not None:
+            check_positive_int("local_attention_window", local_attention_window)
         self.num_heads = num_heads
         self.dropout = dropout
         self.kernel_initializer = get_initializer(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.use_bias = bool(use_bias)
+        self.rotary_max_wavelength = rotary_max_wavelength
+        self.local_attention_window = local_attention_window
+        if rotary_max_wavelength is not None:
+            check_wavelength("rotary_max_wavelength", rotary_max_wavelength)
         # Not configuration: set while a model is traced for a graph converter (`graph_export_form(model)`).
         self.graph_export_form = False
 
@@ -89,7 +131,7 @@ class SelfAttention(keras.layers.Layer):
         self.qkv_dense = keras.layers.EinsumDense(
             "btd,dpnh->btpnh",
             output_shape=(None, 3, self.num_heads, self.head_dim),
-            bias_axes="pnh",
+            bias_axes="pnh" if self.use_bias else None,
             kernel_initializer=clone_initializer(self.kernel_initializer),
             bias_initializer=clone_initializer(self.bias_initializer),
             dtype=self.dtype_policy,
@@ -99,7 +141,7 @@ class SelfAttention(keras.layers.Layer):
         self.output_dense = keras.layers.EinsumDense(
             "btnh,nhd->btd",
             output_shape=(None, hidden_dim),
-            bias_axes="d",
+            bias_axes="d" if self.use_bias else None,
             kernel_initializer=clone_initializer(self.kernel_initializer),
             bias_initializer=clone_initializer(self.bias_initializer),
             dtype=self.dtype_policy,
@@ -107,6 +149,11 @@ class SelfAttention(keras.layers.Layer):
         )
         self.output_dense.build((input_shape[0], input_shape[1], self.num_heads, self.head_dim))
         self.probs_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name="probs_dropout")
+        self.rotary_embedding = None
+        if self.rotary_max_wavelength is not None:
+            self.rotary_embedding = RotaryEmbedding(
+                self.rotary_max_wavelength, dtype=self.dtype_policy, name="rotary_embedding"
+            )
         self.built = True
 
     def call(
@@ -118,23 +165,58 @@ class SelfAttention(keras.layers.Layer):
         # tensor (StridedSliceGrad) summed with the others, which made our train step 0.80x
         # keras-hub's; unstack's gradient is one stack.
         query, key, value = ops.unstack(qkv, 3, axis=2)  # each (batch, seq, heads, head_dim)
+        if self.rotary_embedding is not None:
+            query, key = self.rotary_embedding(query), self.rotary_embedding(key)
         if first_query_only:  # the first position attends to every key; no other query is computed
             if attention_mask is not None:
                 raise ValueError("`first_query_only` takes a `padding_mask`, not a per-query `attention_mask`.")
             query = query[:, :1]
+        local = self.local_attention_window is not None and not self._window_covers(x)
+        if local and attention_mask is None and not first_query_only:
+            radius, length = window_radius(self.local_attention_window), ops.shape(x)[1]
+            blocks = attention_blocks(query, key, value, padding_mask, radius)
+            context, probs = self._attend(*blocks, training, return_attention_scores)
+            context = context_from_blocks(context, length, radius)  # (batch, seq, heads, head_dim)
+            if return_attention_scores:
+                probs = probabilities_from_blocks(probs, length, radius)
+        else:
+            mask = self._key_mask(x, padding_mask, attention_mask, local, first_query_only)
+            context, probs = self._attend(query, key, value, mask, training, return_attention_scores)
+        output = linear(self.output_dense, context, input_rank=2)
+        if return_attention_scores:
+            return output, probs
+        return output
+
+    def _window_covers(self, x):
+        """Whether the local window reaches every key from every query: a static length of at most radius + 1."""
+        length = x.shape[1]  # None, or a symbolic dimension while JAX infers shapes: not static
+        return isinstance(length, int) and length - 1 <= window_radius(self.local_attention_window)
+
+    def _key_mask(self, x, padding_mask, attention_mask, local, first_query_only):
+        """bool, broadcastable to `(batch, heads, seq_q, seq_k)`: which keys each query may attend to; or None."""
         key_mask = None
         if padding_mask is not None:
             key_mask = ops.cast(padding_mask, "bool")[:, None, None, :]  # (batch, 1, 1, seq)
         if attention_mask is not None:
             full_mask = ops.cast(attention_mask, "bool")[:, None, :, :]  # (batch, 1, seq_q, seq_k)
             key_mask = full_mask if key_mask is None else ops.logical_and(key_mask, full_mask)
+        if local:  # one row of scores (first_query_only) or a per-query mask anyway: the window as a mask
+            positions = ops.arange(ops.shape(x)[1])
+            queries = positions[:1] if first_query_only else positions
+            band = local_attention_mask(queries, positions, window_radius(self.local_attention_window))[None, None]
+            key_mask = band if key_mask is None else ops.logical_and(key_mask, band)
+            # As in the blocks: a query with no key in reach attends to itself (see `local_attention`).
+            key_mask = alone_sees_itself(key_mask, local_attention_mask(queries, positions, 0)[None, None])
+        return key_mask
 
+    def _attend(self, query, key, value, key_mask, training, return_attention_scores):
+        """`(context (batch, seq_q, heads, head_dim), probabilities (batch, heads, seq_q, seq_k) or None)`."""
         dropping = bool(training) and self.dropout > 0
         explicit = return_attention_scores or (dropping and not attention_dropout_fuses(self.graph_export_form))
         if not explicit:
             rate = self.dropout if dropping else 0.0
             context = attention(query, key, value, mask=key_mask, dropout_rate=rate, export_form=self.graph_export_form)
-            return linear(self.output_dense, context, input_rank=2)
+            return context, None
 
         scale = 1.0 / math.sqrt(self.head_dim)
         logits = ops.einsum("btnh,bsnh->bnts", query, key)  # (batch, heads, seq_q, seq_k)
@@ -146,11 +228,7 @@ class SelfAttention(keras.layers.Layer):
         probs = ops.softmax(logits, axis=-1)
         probs = ops.cast(probs, self.compute_dtype)
         dropped = self.probs_dropout(probs, training=training)
-        context = ops.einsum("bnts,bsnh->btnh", dropped, value)  # (batch, seq, heads, head_dim)
-        output = linear(self.output_dense, context, input_rank=2)
-        if return_attention_scores:
-            return output, probs
-        return output
+        return ops.einsum("bnts,bsnh->btnh", dropped, value), probs  # context: (batch, seq, heads, head_dim)
 
     def get_config(self):
         return {
@@ -159,6 +237,9 @@ class SelfAttention(keras.layers.Layer):
             "dropout": self.dropout,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+            "use_bias": self.use_bias,
+            "rotary_max_wavelength": self.rotary_max_wavelength,
+            "local_attention_window": self.local_attention_window,
         }
 
 

@@ -1,4 +1,4 @@
-"""One BERT encoder block: self-attention and a GELU feed-forward network."""
+"""One encoder block of the BERT family: self-attention and a feed-forward network (BERT's, or a gated one)."""
 
 import contextlib
 
@@ -33,7 +33,17 @@ class TransformerEncoder(keras.layers.Layer):
         x = x + Dropout(FeedForward(LayerNorm(x)))
 
     The feed-forward network is `Dense(intermediate_dim) -> activation
-    -> Dense(hidden_dim)`; BERT's activation is the exact (erf) GELU.
+    -> Dense(hidden_dim)`; BERT's activation is the exact (erf) GELU. The
+    gated form (`gated_feed_forward=True`, GeGLU with a GELU: ModernBERT's
+    `ModernBertMLP`) projects to twice `intermediate_dim`, splits that into
+    an input half and a gate half, and computes `activation(input) * gate`
+    before the output projection.
+
+    ModernBERT's blocks are pre-LN with the gated feed-forward network,
+    rotary position embeddings, no biases in the dense layers or the
+    LayerNorms, local attention in most blocks, and no attention LayerNorm
+    in the first block (its input is the embeddings' LayerNorm output):
+    `normalize_attention_input=False`.
 
     Args:
         num_heads: int. Attention heads; must divide the input width.
@@ -43,8 +53,19 @@ class TransformerEncoder(keras.layers.Layer):
         normalize_first: bool. Pre-LN instead of BERT's post-LN.
         kernel_initializer: initializer for all kernels.
         activation: the feed-forward activation, one of `ACTIVATIONS`:
-            "gelu" (exact, erf; BERT, RoBERTa, ELECTRA, DistilBERT),
+            "gelu" (exact, erf; BERT, RoBERTa, ELECTRA, DistilBERT, ModernBERT),
             "gelu_approximate" (the tanh approximation; ALBERT's "gelu_new"), "relu".
+        gated_feed_forward: bool. The gated feed-forward network (see above).
+        attention_bias: bool. Biases in the attention projections.
+        feed_forward_bias: bool. Biases in the two feed-forward dense layers.
+        layer_norm_bias: bool. A bias (beta) in the LayerNorms.
+        normalize_attention_input: bool. Pre-LN only: False feeds the
+            attention the block's input as it is, without `attention_layer_norm`
+            (which is then None).
+        rotary_max_wavelength: None, or the base of rotary position
+            embeddings on queries and keys (see `SelfAttention`).
+        local_attention_window: None (global attention), or the local window
+            (see `SelfAttention`).
 
     Call arguments:
         x: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
@@ -74,11 +95,21 @@ class TransformerEncoder(keras.layers.Layer):
         normalize_first=False,
         kernel_initializer="truncated_normal",
         activation="gelu",
+        gated_feed_forward=False,
+        attention_bias=True,
+        feed_forward_bias=True,
+        layer_norm_bias=True,
+        normalize_attention_input=True,
+        rotary_max_wavelength=None,
+        local_attention_window=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         if activation not in ACTIVATIONS:
             raise ValueError(f"`activation` must be one of {sorted(ACTIVATIONS)}. Received: activation={activation!r}")
+        if not normalize_attention_input and not normalize_first:
+            # Post-LN normalises the residual sum with `attention_layer_norm`: it cannot go.
+            raise ValueError("`normalize_attention_input=False` needs `normalize_first=True` (pre-LN blocks).")
         check_positive_int("num_heads", num_heads)
         check_positive_int("intermediate_dim", intermediate_dim)
         check_rate("dropout", dropout)
@@ -89,6 +120,13 @@ class TransformerEncoder(keras.layers.Layer):
         self.normalize_first = normalize_first
         self.kernel_initializer = get_initializer(kernel_initializer)
         self.activation = activation
+        self.gated_feed_forward = bool(gated_feed_forward)
+        self.attention_bias = bool(attention_bias)
+        self.feed_forward_bias = bool(feed_forward_bias)
+        self.layer_norm_bias = bool(layer_norm_bias)
+        self.normalize_attention_input = bool(normalize_attention_input)
+        self.rotary_max_wavelength = rotary_max_wavelength
+        self.local_attention_window = local_attention_window
         # Not configuration, but how the block runs in a model's inference pass or export trace:
         # `first_token_only(block)` and `graph_export_form(model)` set them, on this block alone.
         self.computes_first_token_only = False
@@ -102,17 +140,24 @@ class TransformerEncoder(keras.layers.Layer):
             self.num_heads,
             dropout=self.dropout,
             kernel_initializer=clone_initializer(self.kernel_initializer),
+            use_bias=self.attention_bias,
+            rotary_max_wavelength=self.rotary_max_wavelength,
+            local_attention_window=self.local_attention_window,
             dtype=policy,
             name="self_attention",
         )
         self.attention.build(input_shape)
         self.attention_dropout = keras.layers.Dropout(self.dropout, dtype=policy, name="attention_dropout")
-        self.attention_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype=policy, name="attention_layer_norm"
-        )
-        self.attention_layer_norm.build(input_shape)
+        self.attention_layer_norm = None
+        if self.normalize_attention_input:
+            self.attention_layer_norm = keras.layers.LayerNormalization(
+                epsilon=self.layer_norm_epsilon, center=self.layer_norm_bias, dtype=policy, name="attention_layer_norm"
+            )
+            self.attention_layer_norm.build(input_shape)
+        # Gated: one projection holds the input half and the gate half, (hidden, 2 * intermediate_dim).
         self.intermediate_dense = keras.layers.Dense(
-            self.intermediate_dim,
+            self.intermediate_dim * (2 if self.gated_feed_forward else 1),
+            use_bias=self.feed_forward_bias,
             kernel_initializer=clone_initializer(self.kernel_initializer),
             dtype=policy,
             name="intermediate_dense",
@@ -120,6 +165,7 @@ class TransformerEncoder(keras.layers.Layer):
         self.intermediate_dense.build(input_shape)
         self.output_dense = keras.layers.Dense(
             hidden_dim,
+            use_bias=self.feed_forward_bias,
             kernel_initializer=clone_initializer(self.kernel_initializer),
             dtype=policy,
             name="output_dense",
@@ -127,13 +173,16 @@ class TransformerEncoder(keras.layers.Layer):
         self.output_dense.build(tuple(input_shape[:-1]) + (self.intermediate_dim,))
         self.output_dropout = keras.layers.Dropout(self.dropout, dtype=policy, name="output_dropout")
         self.output_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype=policy, name="output_layer_norm"
+            epsilon=self.layer_norm_epsilon, center=self.layer_norm_bias, dtype=policy, name="output_layer_norm"
         )
         self.output_layer_norm.build(input_shape)
         self.built = True
 
     def _feed_forward(self, x):
-        h = linear(self.intermediate_dense, x)  # (batch, seq, intermediate_dim)
+        h = linear(self.intermediate_dense, x)  # (batch, seq, intermediate_dim), or twice that when gated
+        if self.gated_feed_forward:
+            h, gate = ops.split(h, 2, axis=-1)  # the input half first, as ModernBERT's `Wi` stacks them
+            return linear(self.output_dense, ACTIVATIONS[self.activation](h, export_form=self.graph_export_form) * gate)
         h = ACTIVATIONS[self.activation](h, export_form=self.graph_export_form)
         return linear(self.output_dense, h)  # (batch, seq, hidden_dim)
 
@@ -144,7 +193,9 @@ class TransformerEncoder(keras.layers.Layer):
         first_token_only = first_token_only or self.computes_first_token_only
         if first_token_only and return_attention_scores:
             raise ValueError("`first_token_only` computes one query; it cannot return every query's attention scores.")
-        attention_input = layer_norm(self.attention_layer_norm, x) if self.normalize_first else x
+        attention_input = x
+        if self.normalize_first and self.attention_layer_norm is not None:
+            attention_input = layer_norm(self.attention_layer_norm, x)
         attended = self.attention(
             attention_input,
             padding_mask=padding_mask,
@@ -180,6 +231,13 @@ class TransformerEncoder(keras.layers.Layer):
             "normalize_first": self.normalize_first,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             "activation": self.activation,
+            "gated_feed_forward": self.gated_feed_forward,
+            "attention_bias": self.attention_bias,
+            "feed_forward_bias": self.feed_forward_bias,
+            "layer_norm_bias": self.layer_norm_bias,
+            "normalize_attention_input": self.normalize_attention_input,
+            "rotary_max_wavelength": self.rotary_max_wavelength,
+            "local_attention_window": self.local_attention_window,
         }
 
 

@@ -17,6 +17,7 @@ from keras_bert.models.electra_discriminator import ElectraDiscriminator
 from keras_bert.models.electra_generator import ElectraGenerator
 from keras_bert.models.electra_pretrainer import ElectraPretrainer
 from keras_bert.models.encoder_backbone import EncoderBackbone
+from keras_bert.models.modern_bert_backbone import ModernBertBackbone
 from keras_bert.models.roberta_backbone import RobertaBackbone
 from keras_bert.models.distiller import Distiller
 from keras_bert.models.student_from_teacher import student_from_teacher
@@ -40,6 +41,7 @@ __all__ = [
     "ElectraGenerator",
     "ElectraPretrainer",
     "EncoderBackbone",
+    "ModernBertBackbone",
     "RobertaBackbone",
     "Distiller",
     "student_from_teacher",

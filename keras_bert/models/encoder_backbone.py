@@ -1,17 +1,18 @@
-"""EncoderBackbone: the one base of every backbone of the BERT family (BERT, ALBERT, DistilBERT, ELECTRA, RoBERTa).
+"""EncoderBackbone: the one base of every backbone of the family (BERT, ALBERT, DistilBERT, ELECTRA, RoBERTa, ModernBERT).
 
 A family member is a subclass that states only what is its own: its
 constructor's arguments and defaults (the signature is the config), its
 `model_type`, its inputs, whether it has a pooler, shares one block across
 layers or always projects its embeddings, and the hooks where its layers
-differ (`embedding_layer`, `position_ids`, `transformer_block`). This class
+differ (`embedding_layer`, `position_ids`, `transformer_block`,
+`final_norm_layer`). This class
 builds the layers and the functional graph from them, and gives every member
 the input checks, saving, `from_pretrained`, `from_preset` and `from_size`.
 
 The graph is the same for the whole family:
 
     token_ids, segment_ids, padding_mask
-      -> embeddings (token + segment + position, LayerNorm, dropout)
+      -> embeddings (token + segment + position, LayerNorm, dropout; ModernBERT: token only)
       -> [embedding_projection]       (ALBERT; ELECTRA when embedding_dim != hidden_dim)
       -> transformer blocks           (post-LN, or pre-LN with a final LayerNorm)
       -> sequence_output, pooled_output (the pooler on [CLS], or [CLS] as it is)
@@ -147,6 +148,14 @@ class EncoderBackbone(keras.Model):
         """
         return inputs.get("position_ids")
 
+    def final_norm_layer(self, config, dtype):
+        """The LayerNorm after the last block, or None: pre-LN blocks only (post-LN ones end normalised)."""
+        if not config.get("normalize_first"):
+            return None
+        return keras.layers.LayerNormalization(
+            epsilon=config["layer_norm_epsilon"], dtype=dtype, name="final_layer_norm"
+        )
+
     def transformer_block(self, config, dtype, index, name):
         """Block `index` (None for ALBERT's shared block): BERT's `TransformerEncoder`."""
         return TransformerEncoder(
@@ -181,11 +190,7 @@ class EncoderBackbone(keras.Model):
                 self.transformer_block(config, dtype, i, f"transformer_layer_{i}") for i in range(config["num_layers"])
             ]
             layers["blocks"] = layers["transformer_layers"]
-        layers["final_layer_norm"] = None  # pre-LN only: the last block's output is not normalised there
-        if config.get("normalize_first"):
-            layers["final_layer_norm"] = keras.layers.LayerNormalization(
-                epsilon=config["layer_norm_epsilon"], dtype=dtype, name="final_layer_norm"
-            )
+        layers["final_layer_norm"] = self.final_norm_layer(config, dtype)
         if self.has_pooler:
             layers["pooler"] = Pooler(dtype=dtype, name="pooler")
         return layers

@@ -13,7 +13,7 @@ from keras_bert.converters.hf_families import FAMILIES
 
 
 def test_one_table_names_every_family_and_its_exported_class():
-    assert sorted(FAMILIES) == ["albert", "bert", "distilbert", "electra", "roberta"]
+    assert sorted(FAMILIES) == ["albert", "bert", "distilbert", "electra", "modernbert", "roberta"]
     for model_type, family in FAMILIES.items():
         assert getattr(keras_bert, family.backbone_class).model_type == model_type
 

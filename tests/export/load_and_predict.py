@@ -27,10 +27,14 @@ def model_inputs():
     x = {"token_ids": token_ids * padding_mask, "segment_ids": segment_ids * padding_mask, "padding_mask": padding_mask}
     choices = {k: np.stack([v, v[::-1]], axis=1) for k, v in x.items()}  # (batch, 2 choices, length)
     masked = {**x, "mask_positions": np.array([[1, 3], [2, 5], [4, 0]], "int32")}
-    return {"plain": x, "choices": choices, "masked": masked}
+    without_segments = {k: v for k, v in x.items() if k != "segment_ids"}
+    return {"plain": x, "choices": choices, "masked": masked, "without_segments": without_segments}
 
 
-INPUTS_OF = {"multiple_choice": "choices", "pretrainer": "masked", "masked_lm": "masked"}
+INPUTS_OF = {
+    "multiple_choice": "choices", "pretrainer": "masked", "masked_lm": "masked",
+    "modern_bert_backbone": "without_segments",
+}
 
 
 def call(model, inputs):

@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def every_model():
-    from keras_bert import BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier
+    from keras_bert import BertMultipleChoice, BertQuestionAnswerer, BertTokenClassifier, ModernBertBackbone
 
     keras.utils.set_random_seed(11)
     return {
@@ -36,6 +36,11 @@ def every_model():
         "token_classifier": BertTokenClassifier(tiny_backbone(vocabulary_size=VOCABULARY_SIZE), num_classes=4, label_names=["O", "B-X", "I-X", "B-Y"]),
         "question_answerer": BertQuestionAnswerer(tiny_backbone(vocabulary_size=VOCABULARY_SIZE)),
         "multiple_choice": BertMultipleChoice(tiny_backbone(vocabulary_size=VOCABULARY_SIZE)),
+        # Rotary positions, no biases, and a local block (radius 2 in 12 tokens) computed in bands.
+        "modern_bert_backbone": ModernBertBackbone(
+            vocabulary_size=VOCABULARY_SIZE, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=24,
+            padding_id=0, local_attention_window=4, max_sequence_length=32,
+        ),
     }
 
 
