@@ -16,16 +16,16 @@ _moved_modules.install()
 _MODEL_NAMES = {
     "list_presets": "keras_bert.converters.presets",
     **dict.fromkeys(
-        ("BertEmbeddings", "ElectraDiscriminatorHead", "MaskedLMHead", "NextSentenceHead", "Pooler", "RotaryEmbedding",
-         "SelfAttention", "SentencePooling", "SpanHead", "TransformerEncoder"),
+        ("BertEmbeddings", "ElectraDiscriminatorHead", "MaskedLMHead", "NextSentenceHead", "Pooler", "PredictionHead",
+         "RotaryEmbedding", "SelfAttention", "SentencePooling", "SpanHead", "TransformerEncoder"),
         "keras_bert.layers",
     ),
     **dict.fromkeys(
         ("BERT_SIZES", "AlbertBackbone", "BertBackbone", "BertClassifier", "BertMaskedLM", "BertMultipleChoice",
          "BertPretrainer", "BertQuestionAnswerer", "BertTask", "BertTextEmbedder", "BertTokenClassifier",
          "DistilBertBackbone", "ElectraBackbone", "ElectraDiscriminator", "ElectraGenerator", "ElectraPretrainer",
-         "EncoderBackbone", "ModernBertBackbone", "RobertaBackbone", "Distiller", "student_from_teacher",
-         "MultipleNegativesRankingLoss"),
+         "EncoderBackbone", "ModernBertBackbone", "ModernBertClassifier", "RobertaBackbone", "Distiller",
+         "student_from_teacher", "MultipleNegativesRankingLoss"),
         "keras_bert.models",
     ),
     **dict.fromkeys(("BertAdamW", "BertLamb", "WarmupSchedule", "create_optimizer"), "keras_bert.optimizers"),

@@ -24,6 +24,9 @@ from keras_bert.json_files import read_json
 
 MODEL_FILE = "model.keras"
 VOCAB_FILE = "vocab.txt"
+# A tokenizer that a vocab.txt cannot give (byte-level BPE, SentencePiece), as `Tokenizer.from_pretrained` reads it
+# (keras_bert.preprocessing.tokenizer.SAVED_TOKENIZER_FILE; named here too: this module imports nothing of TensorFlow).
+TOKENIZER_FILE = "keras_bert_tokenizer.json"
 CHECKPOINT_DIR = "checkpoints"
 CHECKPOINT_STATE_FILE = "checkpoint.json"  # `keras_bert.jobs.checkpointing`'s commit record
 # The record each job writes, in the order they are looked for.
@@ -31,7 +34,7 @@ RECORD_FILES = {"finetune": "finetune.json", "pretrain": "config.json", "distill
 # Every file and folder a job writes into its output folder: what `clear_run` deletes, in this order. The
 # records and model.keras go first, so that a clear cut short leaves a folder that no longer looks finished.
 RUN_OUTPUTS = (
-    *RECORD_FILES.values(), MODEL_FILE, "adapter.npz", VOCAB_FILE, "labels.json", "metrics.json",
+    *RECORD_FILES.values(), MODEL_FILE, "adapter.npz", VOCAB_FILE, TOKENIZER_FILE, "labels.json", "metrics.json",
     "eval_predictions.jsonl", "predictions.json", "test_predictions.jsonl", "test_predictions.json",
     "history.csv", "logs", CHECKPOINT_DIR,
 )
@@ -46,6 +49,7 @@ class RunFolder:
         folder: the folder.
         model_file: its `model.keras`.
         vocab_file: its `vocab.txt`, or None when there is none.
+        tokenizer_file: its `keras_bert_tokenizer.json` (a tokenizer other than WordPiece), or None.
         kind: "finetune", "pretrain" or "distill" (whose record was found), or None.
         job: the record's "job" dict (the job's arguments), or None.
     """
@@ -55,11 +59,12 @@ class RunFolder:
     vocab_file: object
     kind: object
     job: object
+    tokenizer_file: object = None
 
     @property
     def lowercase(self):
         """The vocabulary's casing the job recorded, or None."""
-        if self.job is not None and "lowercase" in self.job:
+        if self.job is not None and self.job.get("lowercase") is not None:  # None: a tokenizer without casing
             return bool(self.job["lowercase"])
         return None
 
@@ -104,7 +109,9 @@ def read_run_folder(path):
     if kind is None or not os.path.isfile(model_file):
         return None
     vocab_file = os.path.join(folder, VOCAB_FILE)
-    return RunFolder(folder, model_file, vocab_file if os.path.isfile(vocab_file) else None, kind, job)
+    tokenizer_file = os.path.join(folder, TOKENIZER_FILE)
+    return RunFolder(folder, model_file, vocab_file if os.path.isfile(vocab_file) else None, kind, job,
+                     tokenizer_file if os.path.isfile(tokenizer_file) else None)
 
 
 def unfinished_run(folder):

@@ -2,6 +2,7 @@
 
 import collections
 import functools
+import json
 import os
 from pathlib import Path
 
@@ -144,3 +145,46 @@ def check_eager_graphs_are_shared(make, make_other, texts, monkeypatch):
     mapped = tf.data.Dataset.from_tensor_slices(texts).batch(len(texts)).map(second.tokenize)
     assert next(iter(mapped)).to_list() == expected
     assert second._graphs.tokenize.experimental_get_tracing_count() == 1
+
+
+MODERNBERT_SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+
+
+def write_modernbert_tokenizer_folder(folder, vocab_size=1000):
+    """A tokenizer.json laid out as ModernBERT's, its config.json (model_type "modernbert") and tokenizer_config.json.
+
+    A byte-level BPE of `vocab_size` merges and tokens trained on Austen by `tokenizers`' own trainer, then
+    ModernBERT's added tokens (see tests/preprocessing/test_modern_bert_tokenizer.py). Returns `folder`.
+    """
+    from tokenizers import AddedToken, Tokenizer as RustTokenizer, decoders, models, normalizers, pre_tokenizers
+    from tokenizers import processors, trainers
+
+    lines = []
+    for path in sorted(AUSTEN.glob("*.txt")):
+        lines += [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()][:500]
+    tokenizer = RustTokenizer(models.BPE())
+    tokenizer.normalizer = normalizers.NFC()
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=["<|endoftext|>", "<|padding|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
+    )  # fmt: skip
+    tokenizer.train_from_iterator(lines, trainer)
+    # GPT-NeoX's runs of 2 to 24 spaces, matched on the normalized text; OLMo's PII placeholder, on the raw text.
+    tokenizer.add_tokens([AddedToken(" " * n, normalized=True) for n in range(24, 1, -1)])
+    tokenizer.add_tokens([AddedToken("|||IP_ADDRESS|||", normalized=False)])
+    tokenizer.add_special_tokens(
+        [AddedToken(t, normalized=False, lstrip=t == "[MASK]") for t in MODERNBERT_SPECIALS]
+        + [AddedToken(f"[unused{i}]", normalized=False) for i in range(3)]
+    )
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[(t, tokenizer.token_to_id(t)) for t in ("[CLS]", "[SEP]")],
+    )  # fmt: skip
+    os.makedirs(folder, exist_ok=True)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    (folder / "config.json").write_text(json.dumps({"model_type": "modernbert"}), encoding="utf-8")
+    roles = {f"{t[1:-1].lower()}_token": t for t in MODERNBERT_SPECIALS}
+    (folder / "tokenizer_config.json").write_text(json.dumps(roles), encoding="utf-8")
+    return folder

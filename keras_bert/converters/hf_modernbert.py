@@ -7,7 +7,9 @@ gated projection, input half then gate half, `(2 * intermediate, hidden)`)
 and `mlp.Wo`, then `final_norm`; biases only where the config's
 `attention_bias`, `mlp_bias`, `norm_bias` ask for them. Task models put the
 backbone under `model.`; `head.*`, `decoder.*` (the MLM head) and
-`classifier.*` are theirs.
+`classifier.*` are theirs: every task class puts ModernBERT's prediction
+head (`head.dense`, `head.norm`) before its output layer (`classifier`, also
+the span head of `ModernBertForQuestionAnswering`), mapped in `TASK_HEADS`.
 
 Configs come in two forms: the released checkpoints' (transformers 4.x:
 `global_attn_every_n_layers`, `global_rope_theta`, `local_rope_theta`) and
@@ -130,9 +132,19 @@ BACKBONE = {
     "final_layer_norm": layer_norm("final_norm"),
 }
 
+# transformers' `ModernBertPredictionHead` against our `PredictionHead` (`prediction_head`).
+PREDICTION_HEAD = {"prediction_head.dense": dense("head.dense"), "prediction_head.layer_norm": layer_norm("head.norm")}
+# Our task models whose heads transformers' ModernBertFor* classes hold (see `hf_tasks`); the span
+# head's dense layer gives (start, end) as `classifier` rows 0 and 1.
+TASK_HEADS = {
+    "ModernBertClassifier": {**PREDICTION_HEAD, "output_dense": dense("classifier")},
+    "ModernBertTokenClassifier": {**PREDICTION_HEAD, "output_dense": dense("classifier")},
+    "ModernBertQuestionAnswerer": {**PREDICTION_HEAD, "span_head.dense": dense("classifier")},
+}
+
 FAMILY = Family(
     model_type="modernbert", title="ModernBERT", backbone_class="ModernBertBackbone", prefix="model.",
     config_fields=CONFIG_FIELDS, backbone=BACKBONE, activation_key="hidden_activation", adjust_config=_read_layout,
-    normalize_first=True, head_prefixes=("head.", "decoder.", "classifier."),
+    normalize_first=True, task_heads=TASK_HEADS, head_prefixes=("head.", "decoder.", "classifier."),
     model_class="ModernBertModel", written_config=written_config,
 )

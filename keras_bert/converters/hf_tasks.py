@@ -6,6 +6,13 @@
 | BertForTokenClassification      | `classifier` (labels, H) | BertTokenClassifier                     |
 | BertForQuestionAnswering        | `qa_outputs` (2, H)      | BertQuestionAnswerer                    |
 | BertForMultipleChoice           | `classifier` (1, H)      | BertMultipleChoice                      |
+| ModernBertForSequenceClassification | `head`, `classifier` (labels, H) | ModernBertClassifier      |
+| ModernBertForTokenClassification | `head`, `classifier` (labels, H) | ModernBertTokenClassifier        |
+| ModernBertForQuestionAnswering  | `head`, `classifier` (2, H) | ModernBertQuestionAnswerer           |
+
+ModernBERT's heads also hold its prediction head (`head.dense`, `head.norm`)
+and configure it in config.json: `classifier_pooling` ("cls" / "mean"),
+`classifier_activation`, `classifier_bias`, `classifier_dropout`.
 
 `read_task_head` tells what task a checkpoint folder holds, from its
 config.json (`architectures`, `id2label`, `problem_type`) and its head
@@ -17,6 +24,7 @@ are named by class name (`keras_bert.models` builds on this package).
 import dataclasses
 import os
 
+from keras_bert.converters.hf_config_fields import HF_ACTIVATION_NAMES, activation
 from keras_bert.json_files import read_json
 
 TASK_MODELS = {
@@ -24,7 +32,17 @@ TASK_MODELS = {
     "BertForTokenClassification": "BertTokenClassifier",
     "BertForQuestionAnswering": "BertQuestionAnswerer",
     "BertForMultipleChoice": "BertMultipleChoice",
+    "ModernBertForSequenceClassification": "ModernBertClassifier",
+    "ModernBertForTokenClassification": "ModernBertTokenClassifier",
+    "ModernBertForQuestionAnswering": "ModernBertQuestionAnswerer",
 }
+# The family (`model_type`) each task class is of: a head is written only on a backbone of its family.
+ARCHITECTURE_FAMILIES = {architecture: "modernbert" if architecture.startswith("ModernBert") else "bert"
+                         for architecture in TASK_MODELS}
+SEQUENCE_CLASSIFIERS = ("BertForSequenceClassification", "ModernBertForSequenceClassification")
+LABELLED = SEQUENCE_CLASSIFIERS + ("BertForTokenClassification", "ModernBertForTokenClassification")
+# ModernBERT's models whose prediction head config.json configures; those that also pool, with `classifier_pooling`.
+WITH_PREDICTION_HEAD = ("ModernBertClassifier", "ModernBertTokenClassifier", "ModernBertQuestionAnswerer")
 TASK_ARCHITECTURES = {model: architecture for architecture, model in TASK_MODELS.items()}
 HEAD_PREFIXES = {"BertForQuestionAnswering": "qa_outputs"}  # the others: "classifier"
 # transformers builds these without a pooler (`add_pooling_layer=False`): their checkpoints have none.
@@ -48,6 +66,8 @@ class TaskHead:
         problem_type: config.json's `problem_type`, or None.
         dropout: the head's dropout (`classifier_dropout`, else `hidden_dropout_prob`).
         shapes: head tensor name -> shape, for messages.
+        prediction_head: ModernBERT's head arguments read from config.json (`pooling`,
+            `head_activation`, `head_bias`); empty for BERT.
     """
 
     architecture: object
@@ -56,6 +76,7 @@ class TaskHead:
     problem_type: object
     dropout: float
     shapes: dict
+    prediction_head: dict = dataclasses.field(default_factory=dict)
 
     @property
     def what(self):
@@ -77,37 +98,42 @@ class TaskHead:
         """Raises ValueError unless the head loads into our class `class_name`, saying what the checkpoint is."""
         classes = self.model_classes()
         if class_name not in classes:
+            backbone = "ModernBertBackbone" if class_name.startswith("ModernBert") else "BertBackbone"
             raise ValueError(
                 f"{source} is {self.what}, not a head for {class_name}: load it with "
                 f"{' or '.join(f'{name}.from_pretrained' for name in classes)}, or start a new {class_name} head "
-                f"on its encoder with {class_name}(BertBackbone.from_pretrained(path), ...)."
+                f"on its encoder with {class_name}({backbone}.from_pretrained(path), ...)."
             )
-        if class_name == "BertClassifier":
-            self._check_classification(source)
+        if class_name in ("BertClassifier", "ModernBertClassifier"):
+            self._check_classification(source, class_name)
 
-    def _check_classification(self, source):
+    def _check_classification(self, source, class_name):
         if self.problem_type == "multi_label_classification":
             raise ValueError(
                 f"{source} is {self.what} with problem_type='multi_label_classification' (a sigmoid per label); "
-                "BertClassifier is single-label (softmax across labels) or a one-output regressor."
+                f"{class_name} is single-label (softmax across labels) or a one-output regressor."
             )
         if self.problem_type == "regression" and self.num_labels != 1:
             raise ValueError(
                 f"{source} is {self.what} with problem_type='regression' and {self.num_labels} outputs; "
-                "keras_bert's regressor (BertClassifier with num_classes=1) has one."
+                f"keras_bert's regressor ({class_name} with num_classes=1) has one."
             )
 
     def constructor_arguments(self, class_name):
         """Our task class's constructor arguments that the checkpoint decides."""
-        if class_name in ("BertClassifier", "BertTokenClassifier"):
-            regression = class_name == "BertClassifier" and self.num_labels == 1
+        head = dict(self.prediction_head) if class_name in WITH_PREDICTION_HEAD else {}
+        if class_name != "ModernBertClassifier":
+            head.pop("pooling", None)
+        if class_name in ("BertClassifier", "BertTokenClassifier", "ModernBertClassifier", "ModernBertTokenClassifier"):
+            regression = class_name in ("BertClassifier", "ModernBertClassifier") and self.num_labels == 1
             return {
                 "num_classes": self.num_labels,
                 "label_names": None if regression else self.label_names,
                 "dropout": self.dropout,
+                **head,
             }
-        if class_name == "BertMultipleChoice":
-            return {"dropout": self.dropout}
+        if class_name in ("BertMultipleChoice", "ModernBertQuestionAnswerer"):
+            return {"dropout": self.dropout, **head}
         return {}
 
 
@@ -151,13 +177,34 @@ def read_task_head(folder, tensors):
     dropout = hf.get("classifier_dropout")
     dropout = float(hf.get("hidden_dropout_prob", 0.1) if dropout is None else dropout)
     return TaskHead(architecture, num_labels, _label_names(hf, num_labels, config_path), hf.get("problem_type"),
-                    dropout, shapes)
+                    dropout, shapes, _prediction_head(hf, config_path) if architecture in ARCHITECTURE_FAMILIES
+                    and ARCHITECTURE_FAMILIES[architecture] == "modernbert" else {})
+
+
+def _prediction_head(hf, config_path):
+    """ModernBERT's head arguments from its config.json (transformers' defaults where a key is absent)."""
+    pooling = hf.get("classifier_pooling", "cls")
+    if pooling not in ("cls", "mean"):
+        raise ValueError(f"{config_path}: classifier_pooling={pooling!r}; keras_bert reads 'cls' or 'mean'.")
+    return {
+        "pooling": pooling,
+        "head_activation": activation(hf, "classifier_activation", config_path),
+        "head_bias": bool(hf.get("classifier_bias", False)),
+    }
 
 
 def hf_task_config(model, architecture):
     """The task keys of config.json for our task `model` exported as `architecture`."""
-    if architecture not in ("BertForSequenceClassification", "BertForTokenClassification"):
-        return {"classifier_dropout": model.dropout} if architecture == "BertForMultipleChoice" else {}
+    head = {}
+    if type(model).__name__ in WITH_PREDICTION_HEAD:
+        head = {
+            "classifier_dropout": model.dropout,
+            "classifier_activation": HF_ACTIVATION_NAMES[model.head_activation],
+            "classifier_bias": model.head_bias,
+            "classifier_pooling": getattr(model, "pooling", "cls"),
+        }
+    if architecture not in LABELLED:
+        return {"classifier_dropout": model.dropout} if architecture == "BertForMultipleChoice" else head
     names = model.label_names
     if not names or len(names) != model.num_classes:  # a regressor's label_names may be any list
         names = [f"LABEL_{i}" for i in range(model.num_classes)]
@@ -165,7 +212,8 @@ def hf_task_config(model, architecture):
         "id2label": {str(i): name for i, name in enumerate(names)},
         "label2id": {name: i for i, name in enumerate(names)},
         "classifier_dropout": model.dropout,
+        **head,
     }
-    if architecture == "BertForSequenceClassification":
+    if architecture in SEQUENCE_CLASSIFIERS:
         config["problem_type"] = "regression" if model.num_classes == 1 else "single_label_classification"
     return config

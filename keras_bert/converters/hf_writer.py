@@ -14,11 +14,14 @@ transformers' `BertModel`, `BertForPreTraining` or `BertForMaskedLM`
 | BertTokenClassifier | BertForTokenClassification | `bert.*` (no pooler) + `classifier.*` |
 | BertQuestionAnswerer | BertForQuestionAnswering | `bert.*` (no pooler) + `qa_outputs.*` |
 | BertMultipleChoice | BertForMultipleChoice | `bert.*` + `classifier.*` |
+| ModernBertBackbone | ModernBertModel    | `embeddings.*`, `layers.*`, `final_norm.*` |
+| ModernBertClassifier | ModernBertForSequenceClassification | `model.*` + `head.*` + `classifier.*` |
 
 A backbone of another family whose `hf_family.Family` names a `model_class`
-is written as that class (`ModernBertBackbone` -> `ModernBertModel`): its
-config.json and model.safetensors, without tokenizer files (its tokenizer
-is not a WordPiece `vocab.txt`).
+is written as that class (`ModernBertBackbone` -> `ModernBertModel`), and its
+task models as the family's task classes (`hf_tasks`): config.json and
+model.safetensors, without tokenizer files (its tokenizer is not a WordPiece
+`vocab.txt`).
 
 Task models also write their labels into config.json (`id2label`,
 `label2id`, `problem_type`; see `hf_tasks`), so transformers' pipelines
@@ -38,7 +41,13 @@ from keras_bert.atomic_files import replace_atomically
 from keras_bert.converters import tokenizer_files
 from keras_bert.converters.hf_bert import FAMILY as BERT
 from keras_bert.converters.hf_config_fields import HF_ACTIVATION_NAMES  # noqa: F401 (importable from here, as before)
-from keras_bert.converters.hf_tasks import TASK_ARCHITECTURES, WITHOUT_POOLER, head_prefix, hf_task_config
+from keras_bert.converters.hf_tasks import (
+    ARCHITECTURE_FAMILIES,
+    TASK_ARCHITECTURES,
+    WITHOUT_POOLER,
+    head_prefix,
+    hf_task_config,
+)
 from keras_bert.converters.weight_map import (
     OPTIONAL_NAMES,
     canonical_weights,
@@ -69,6 +78,16 @@ def hf_architecture(model):
     if type(model).__name__ == "BertMaskedLM":
         return "BertForMaskedLM", "bert."
     if type(model).__name__ in TASK_ARCHITECTURES:
+        architecture = TASK_ARCHITECTURES[type(model).__name__]
+        family = model_family(model)
+        if ARCHITECTURE_FAMILIES[architecture] != family.model_type:
+            raise ValueError(
+                f"A {type(model).__name__} on a {type(model.backbone).__name__} has no transformers class: "
+                f"{architecture} holds a {ARCHITECTURE_FAMILIES[architecture]} encoder. Export its `.backbone`, "
+                "or build the family's own task model (ModernBertClassifier, ...)."
+            )
+        if family is not BERT:
+            return architecture, family.prefix
         if getattr(model, "pooling", "cls") != "cls":
             # BertForSequenceClassification reads the pooler's [CLS] vector: a mean-pooled head would load
             # without error there and answer differently.
@@ -122,6 +141,8 @@ def hf_tensors(model):
     """Hugging Face tensor name -> numpy array, as `save_hf_checkpoint` stores them."""
     architecture, prefix = hf_architecture(model)
     heads = ("cls.", head_prefix(architecture) + ".") if architecture in TASK_ARCHITECTURES.values() else ("cls.",)
+    if model_family(model) is not BERT:
+        heads = model_family(model).head_prefixes  # ModernBERT's `head.`, `decoder.`, `classifier.`
     tensors = {}
     for name, array in canonical_weights(model).items():
         if architecture in WITHOUT_POOLER and name in OPTIONAL_NAMES:
@@ -164,7 +185,8 @@ def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, 
             `problem_type` "regression" for `num_classes=1`), `BertTokenClassifier`
             (-> `BertForTokenClassification`), `BertQuestionAnswerer`
             (-> `BertForQuestionAnswering`), `BertMultipleChoice` (-> `BertForMultipleChoice`);
-            or a `ModernBertBackbone` (-> `ModernBertModel`, config.json and weights only).
+            or a `ModernBertBackbone` (-> `ModernBertModel`, config.json and weights only) and its task models
+            (`ModernBertClassifier` -> `ModernBertForSequenceClassification`, with `classifier_pooling`, ...).
         destination: the folder to create.
         vocabulary: optional vocabulary for `vocab.txt` (BERT only): a path to a
             `vocab.txt`, a list of tokens, or a tokenizer with

@@ -144,7 +144,8 @@ def finetune(options):
     train_features, counts = data["train"][1], data["counts"]
     schedule = _schedule(len(train_features), o.batch_size, o.epochs, o.warmup_ratio)
     job = dict(
-        task=spec.name, init=os.fspath(o.init), train=train, eval=eval, test=test, lowercase=tokenizer.lowercase,
+        task=spec.name, init=os.fspath(o.init), train=train, eval=eval, test=test,
+        lowercase=getattr(tokenizer, "lowercase", None),  # byte-level BPE (ModernBERT's) has no casing
         sequence_length=sequence_length, batch_size=o.batch_size, epochs=o.epochs, learning_rate=o.learning_rate,
         warmup_ratio=o.warmup_ratio, warmup_steps=schedule.warmup_steps, steps=schedule.steps,
         weight_decay=o.weight_decay, dropout=o.dropout, freeze_backbone=o.freeze_backbone, seed=o.seed,
@@ -171,7 +172,7 @@ def finetune(options):
     train_seconds = time.time() - fit_started
     best_epoch = _select_best(runner, model, best, job)
     metrics = _evaluate(runner, spec, handler, model, data, best_epoch, o.batch_size)
-    lora_record = lora.save(runner, model, tokenizer) if lora else runner.save(model, tokenizer.get_vocabulary())
+    lora_record = lora.save(runner, model, tokenizer) if lora else runner.save(model, tokenizer.get_vocabulary(), tokenizer)
     if handler.label_names is not None:
         runner.write_json("labels.json", handler.label_names)
     summary = dict(

@@ -32,6 +32,7 @@ from keras_bert.models.bert_classifier import BertClassifier
 from keras_bert.models.bert_multiple_choice import BertMultipleChoice
 from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert.models.bert_token_classifier import BertTokenClassifier
+from keras_bert.models.family_task_models import task_model_class
 from keras_bert.preprocessing.task_data.classification_data import (
     average_windows,
     classification_features,
@@ -130,11 +131,10 @@ class ClassifierJob(FinetuneTaskJob):
         return features
 
     def model(self, backbone):
+        classifier = task_model_class(BertClassifier, backbone)  # ModernBERT: ModernBertClassifier
         if self.regression:
-            return BertClassifier(
-                backbone, num_classes=1, dropout=self.options["dropout"], pooling=self.options["pooling"]
-            )
-        return BertClassifier(
+            return classifier(backbone, num_classes=1, dropout=self.options["dropout"], pooling=self.options["pooling"])
+        return classifier(
             backbone, num_classes=len(self.label_names), dropout=self.options["dropout"], label_names=self.label_names,
             pooling=self.options["pooling"],
         )

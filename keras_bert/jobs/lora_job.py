@@ -68,7 +68,7 @@ class LoraJob:
         """Writes `adapter.npz` (adapters and head) and the merged model (`runner.save`); returns the LoRA record."""
         path = runner.path(ADAPTER_FILE)
         save_adapter(model, path, base=runner.job["init"])
-        runner.save(self.merged(model), tokenizer.get_vocabulary())
+        runner.save(self.merged(model), tokenizer.get_vocabulary(), tokenizer)
         info = {k: v for k, v in lora_info(model).items() if k != "layers"}
         return {**info, **parameter_counts(model), "adapter_file": ADAPTER_FILE, "adapter_bytes": os.path.getsize(path)}
 

@@ -50,7 +50,14 @@ from keras_bert.jobs.checkpointing import (
 )
 from keras_bert.jobs.progress import PlainProgressLogger, interactive
 from keras_bert.jobs.random_state import KeepRandomStateThroughEvaluation
-from keras_bert.run_folders import CHECKPOINT_DIR, MODEL_FILE, clear_run, final_outputs, remove_final_outputs
+from keras_bert.run_folders import (
+    CHECKPOINT_DIR,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    clear_run,
+    final_outputs,
+    remove_final_outputs,
+)
 
 
 def check_same_job(recorded, job, keys, checkpoint_dir):
@@ -260,15 +267,22 @@ class JobRunner:
             callbacks.append(PlainProgressLogger(self.progress_interval, epoch_name=self.epoch_name))
         return callbacks
 
-    def save(self, model, vocabulary):
+    def save(self, model, vocabulary, tokenizer=None):
         """Writes `model.keras` and `vocab.txt` (the tokens in id order), each atomically.
 
         model.keras holds what predicting needs: the architecture and weights of
         an uncompiled copy of `model`, without its optimizer state (with AdamW
         twice the weights' size); the checkpoints keep that state for `resume`.
+        A `tokenizer` that a vocab.txt cannot give (not WordPiece: ModernBERT's
+        byte-level BPE, ...) is saved too, as `keras_bert_tokenizer.json`, which
+        `Tokenizer.from_pretrained` (and so every command that loads the run) reads.
         """
         write_atomically(self.path(MODEL_FILE), uncompiled(model).save, suffix=".keras")
         write_text_atomically("".join(token + "\n" for token in vocabulary), self.path("vocab.txt"))
+        if tokenizer is not None and type(tokenizer).__name__ != "BertTokenizer":
+            from keras_bert.preprocessing.tokenizer import saved_tokenizer_contents  # defers TensorFlow
+
+            write_json_atomically(saved_tokenizer_contents(tokenizer), self.path(TOKENIZER_FILE))
 
     def write_json(self, name, data):
         """Writes `data` as the JSON file `name` of the output folder, atomically."""

@@ -7,6 +7,7 @@ from keras_bert.layers.graph_export_form import graph_export_form
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.pooler import Pooler
+from keras_bert.layers.prediction_head import PredictionHead
 from keras_bert.layers.rotary_embedding import RotaryEmbedding
 from keras_bert.layers.self_attention import SelfAttention
 from keras_bert.layers.sentence_pooling import SentencePooling
@@ -20,6 +21,7 @@ __all__ = [
     "MaskedLMHead",
     "NextSentenceHead",
     "Pooler",
+    "PredictionHead",
     "RotaryEmbedding",
     "SelfAttention",
     "SentencePooling",

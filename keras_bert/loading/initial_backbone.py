@@ -4,7 +4,8 @@
 `.keras` file holding a `BertBackbone` or any model with a `.backbone` (a
 `BertPretrainer` from `keras-bert pretrain`, whose `--objective electra` runs
 give the `ElectraPretrainer`'s discriminator, a fine-tuned model), a
-checkpoint `BertBackbone.from_pretrained` reads, a preset name
+checkpoint of any family (a Hugging Face ModernBERT folder gives a
+`ModernBertBackbone`, with the tokenizer its files name), a preset name
 (`bert_base_en_uncased`, `google-bert/bert-base-uncased`, ...) or
 `hf://owner/name`, read from the Hugging Face cache (downloaded when online),
 or a size name ("tiny", "mini", ...) for a randomly initialised BERT (which
@@ -13,10 +14,13 @@ needs a vocabulary).
 
 import os
 
-from keras_bert.converters.checkpoint import load_keras_backbone
+from keras_bert import models
+from keras_bert.converters.checkpoint import load_keras_backbone, read_checkpoint
+from keras_bert.converters.hf_families import FAMILIES
 from keras_bert.loading.loaders import load_tokenizer
 from keras_bert.loading.model_files import KERAS, SIZE, reported_as, resolve_model
 from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.pretrained import build_from_checkpoint
 from keras_bert.run_folders import read_run_folder
 
 
@@ -53,7 +57,7 @@ def load_init(init, vocab=None, lowercase=None, dropout=0.1, max_sequence_length
         if files.kind == KERAS:
             backbone = _with_dropout(load_keras_backbone(files.path)[1], dropout)
         else:
-            backbone = BertBackbone.from_pretrained(files.path, **({} if dropout is None else {"dropout": dropout}))
+            backbone = _pretrained_backbone(files.path, dropout)
     tokenizer = load_tokenizer(files, vocab, lowercase)
     if tokenizer.vocabulary_size() != backbone.vocabulary_size:
         raise ValueError(
@@ -79,6 +83,13 @@ def pooler_never_trained(init):
     if run.job.get("sentence_task") == "none":
         return "pretrained without a sentence task (MLM only); NSP or SOP is what trains it"
     return None
+
+
+def _pretrained_backbone(path, dropout):
+    """The backbone of the checkpoint `path`, of its family's class (a ModernBERT folder: a `ModernBertBackbone`)."""
+    checkpoint = read_checkpoint(path)
+    backbone_class = getattr(models, FAMILIES[checkpoint.model_type].backbone_class)
+    return build_from_checkpoint(checkpoint, backbone_class, **({} if dropout is None else {"dropout": dropout}))
 
 
 def _with_dropout(backbone, dropout):

@@ -18,6 +18,7 @@ from keras_bert.models.electra_generator import ElectraGenerator
 from keras_bert.models.electra_pretrainer import ElectraPretrainer
 from keras_bert.models.encoder_backbone import EncoderBackbone
 from keras_bert.models.modern_bert_backbone import ModernBertBackbone
+from keras_bert.models.modern_bert_classifier import ModernBertClassifier
 from keras_bert.models.roberta_backbone import RobertaBackbone
 from keras_bert.models.distiller import Distiller
 from keras_bert.models.student_from_teacher import student_from_teacher
@@ -42,6 +43,7 @@ __all__ = [
     "ElectraPretrainer",
     "EncoderBackbone",
     "ModernBertBackbone",
+    "ModernBertClassifier",
     "RobertaBackbone",
     "Distiller",
     "student_from_teacher",

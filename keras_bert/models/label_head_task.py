@@ -20,6 +20,8 @@ class LabelHeadTask(BertTask):
         kernel_initializer: initializer of the output layer (BERT: truncated normal, stddev 0.02).
         head_input: `f(backbone_outputs, inputs) -> tensor`, what the head reads.
         head_layers: dict of the subclass's own layers used by `head_input`, set as attributes after the model exists.
+        prediction_head: None (BERT's head), or a layer applied to what the head reads before the dropout
+            (ModernBERT's dense + activation + LayerNorm, `PredictionHead`), kept as `prediction_head`.
         **kwargs: `keras.Model` arguments (`name`, ...).
     """
 
@@ -28,7 +30,8 @@ class LabelHeadTask(BertTask):
     allows_regression = False
 
     def __init__(
-        self, backbone, num_classes, dropout, label_names, kernel_initializer, head_input, head_layers=None, **kwargs
+        self, backbone, num_classes, dropout, label_names, kernel_initializer, head_input, head_layers=None,
+        prediction_head=None, **kwargs,
     ):
         label_names = check_label_head(type(self), kwargs, num_classes, dropout, label_names, self.allows_regression)
 
@@ -37,11 +40,15 @@ class LabelHeadTask(BertTask):
 
         # === Functional graph ===
         inputs = backbone.input
-        outputs = output_dense(output_dropout(head_input(backbone(inputs), inputs)))
+        head_features = head_input(backbone(inputs), inputs)
+        if prediction_head is not None:
+            head_features = prediction_head(head_features)
+        outputs = output_dense(output_dropout(head_features))
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.backbone = backbone
         self.output_dropout = output_dropout
         self.output_dense = output_dense
+        self.prediction_head = prediction_head
         for name, layer in (head_layers or {}).items():
             setattr(self, name, layer)
 

@@ -59,18 +59,21 @@ def task_head_arguments(checkpoint, cls, kwargs):
         return dict(kwargs), False
     head.check_model_class(cls.__name__, checkpoint.description)
     decided = head.constructor_arguments(cls.__name__)
+    backbone = cls.backbone_class.__name__
     if "num_classes" in kwargs and kwargs["num_classes"] != decided.get("num_classes"):
         raise ValueError(
             f"{checkpoint.description} is {head.what}: num_classes={decided.get('num_classes')}. Received: "
             f"num_classes={kwargs['num_classes']!r}. For a new head of another size, build "
-            f"{cls.__name__}(BertBackbone.from_pretrained(path), num_classes=...)."
+            f"{cls.__name__}({backbone}.from_pretrained(path), num_classes=...)."
         )
-    if kwargs.get("pooling", "cls") != "cls":
-        # The checkpoint's head was trained on the pooler's [CLS] vector: on a mean it would answer wrongly.
+    # BERT's heads read the pooler's [CLS] vector; ModernBERT's config.json says which (`classifier_pooling`).
+    trained_on = decided.get("pooling", "cls")
+    if kwargs.get("pooling", trained_on) != trained_on:
+        # The head was trained on one pooled vector: on another it would answer wrongly.
         raise ValueError(
-            f"{checkpoint.description} is {head.what}, trained on BERT's pooled [CLS] vector; its head cannot "
-            f"read pooling={kwargs['pooling']!r}. For a new head on the mean of the tokens, build "
-            f"{cls.__name__}(BertBackbone.from_pretrained(path), num_classes=..., pooling={kwargs['pooling']!r})."
+            f"{checkpoint.description} is {head.what}, trained on pooling={trained_on!r}; its head cannot "
+            f"read pooling={kwargs['pooling']!r}. For a new head on that pooling, build "
+            f"{cls.__name__}({backbone}.from_pretrained(path), num_classes=..., pooling={kwargs['pooling']!r})."
         )
     return {**decided, **kwargs}, True
 

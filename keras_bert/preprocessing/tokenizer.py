@@ -33,6 +33,70 @@ TOKENIZER_CLASSES = {
 }
 
 
+# A keras-bert job's output folder holds its tokenizer here when a vocab.txt cannot give it (BPE, SentencePiece):
+# {"class_name": ..., "config": get_config()}, written by `save_tokenizer_file`.
+SAVED_TOKENIZER_FILE = "keras_bert_tokenizer.json"
+
+
+def _class_named(name):
+    modules = {class_name: module for module, class_name in TOKENIZER_CLASSES.values()}
+    if name not in modules:
+        raise ValueError(f"No keras_bert tokenizer class {name!r}; the classes: {sorted(modules)}.")
+    return getattr(importlib.import_module(f"keras_bert.preprocessing.{modules[name]}"), name)
+
+
+def _saved_tokenizer_file(path):
+    """`path` when it is a saved tokenizer file, the one in the folder `path`, else None."""
+    if os.path.basename(path) == SAVED_TOKENIZER_FILE and os.path.isfile(path):
+        return path
+    inside = os.path.join(path, SAVED_TOKENIZER_FILE)
+    return inside if os.path.isdir(path) and os.path.isfile(inside) else None
+
+
+def read_saved_tokenizer(path):
+    """The contents of a saved tokenizer file, checked: a dict with "class_name" and "config"."""
+    with open(path, encoding="utf-8") as f:
+        try:
+            contents = json.load(f)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: not a saved keras_bert tokenizer (invalid JSON: {error})") from None
+    if not isinstance(contents, dict) or not isinstance(contents.get("config"), dict) or "class_name" not in contents:
+        raise ValueError(f"{path}: not a saved keras_bert tokenizer (expected class_name and config).")
+    return contents
+
+
+def saved_tokenizer_contents(tokenizer):
+    """What `SAVED_TOKENIZER_FILE` holds for `tokenizer` (a JSON-able dict); `Tokenizer.from_pretrained` reads it back."""
+    return {"class_name": type(tokenizer).__name__, "config": tokenizer.get_config()}
+
+
+def tokenizer_class(path):
+    """The tokenizer class `Tokenizer.from_pretrained(path)` builds (see there), without reading its files.
+
+    Raises:
+        ValueError: a `config.json` whose `model_type` has no tokenizer here, or a
+            saved tokenizer file that names no class of this package.
+    """
+    from keras_bert.converters.hf_checkpoint import read_hf_model_type  # its families: only when asked
+
+    path = os.fspath(path)
+    saved = _saved_tokenizer_file(path)
+    if saved is not None:
+        return _class_named(read_saved_tokenizer(saved)["class_name"])
+    # A .keras file's tokenizer is in its sidecar files, whatever lies beside it.
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    has_config = os.path.exists(path) and not path.endswith(".keras") and os.path.isfile(
+        os.path.join(folder, "config.json")
+    )
+    model_type = read_hf_model_type(folder) if has_config else "bert"
+    if model_type not in TOKENIZER_CLASSES:
+        raise ValueError(
+            f"{os.path.join(folder, 'config.json')}: model_type {model_type!r} has no tokenizer in keras_bert; "
+            f"supported: {', '.join(sorted(TOKENIZER_CLASSES))}."
+        )
+    return _class_named(TOKENIZER_CLASSES[model_type][1])
+
+
 class Tokenizer(tf.Module):
     """Base of the tokenizers: text ↔ int32 ids with TensorFlow ops only.
 
@@ -107,17 +171,20 @@ class Tokenizer(tf.Module):
 
         Each tokenizer class reads its own files with its own
         `from_pretrained`; this one, on the base, picks the class first (see
-        `TOKENIZER_CLASSES`): a Hugging Face folder of `model_type`
+        `tokenizer_class`): a Hugging Face folder of `model_type`
         "modernbert" gets a `ModernBertTokenizer`, "roberta" a
         `BytePairTokenizer`, "albert" a `SentencePieceTokenizer`, BERT,
-        DistilBERT and ELECTRA a `BertTokenizer`. Anything without a
-        `config.json` beside it (a Google TF1 folder, a `vocab.txt`, a
-        `.keras` file, a preset name) is BERT's.
+        DistilBERT and ELECTRA a `BertTokenizer`. A keras-bert job's output
+        folder that holds `SAVED_TOKENIZER_FILE` (`save_tokenizer_file`: its
+        tokenizer was not WordPiece), or that file itself, gives the tokenizer
+        saved there. Anything else without a `config.json` beside it (a
+        Google TF1 folder, a `vocab.txt`, a `.keras` file, a preset name) is BERT's.
 
         Args:
             path: a checkpoint folder or one of its files, or what
                 `BertTokenizer.from_pretrained` reads.
-            **kwargs: arguments of that class's `from_pretrained`.
+            **kwargs: arguments of that class's `from_pretrained` (for a saved
+                tokenizer file: constructor arguments that override its own).
 
         Returns:
             A tokenizer of the class the checkpoint needs.
@@ -127,22 +194,11 @@ class Tokenizer(tf.Module):
                 names the supported ones), or what the class's
                 `from_pretrained` raises.
         """
-        from keras_bert.converters.hf_checkpoint import read_hf_model_type  # its families: only when asked
-
-        path = os.fspath(path)
-        # A .keras file's tokenizer is in its sidecar files, whatever lies beside it.
-        folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-        has_config = os.path.exists(path) and not path.endswith(".keras") and os.path.isfile(
-            os.path.join(folder, "config.json")
-        )
-        model_type = read_hf_model_type(folder) if has_config else "bert"
-        if model_type not in TOKENIZER_CLASSES:
-            raise ValueError(
-                f"{os.path.join(folder, 'config.json')}: model_type {model_type!r} has no tokenizer in keras_bert; "
-                f"supported: {', '.join(sorted(TOKENIZER_CLASSES))}."
-            )
-        module, name = TOKENIZER_CLASSES[model_type]
-        return getattr(importlib.import_module(f"keras_bert.preprocessing.{module}"), name).from_pretrained(path, **kwargs)
+        saved = _saved_tokenizer_file(os.fspath(path))
+        if saved is not None:
+            contents = read_saved_tokenizer(saved)
+            return tokenizer_class(saved).from_config({**contents["config"], **kwargs})
+        return tokenizer_class(path).from_pretrained(os.fspath(path), **kwargs)
 
     # -------------------------------------------------------------- vocabulary
     def vocabulary_size(self):

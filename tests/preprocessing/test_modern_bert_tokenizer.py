@@ -27,7 +27,14 @@ from keras_bert.preprocessing import (
     SentencePieceTokenizer,
     Tokenizer,
 )
-from preprocessing_helpers import AUSTEN, FAMILY_HARD_CASES, family_folder, minilm_folder, real_lines_per_file
+from preprocessing_helpers import (
+    FAMILY_HARD_CASES,
+    MODERNBERT_SPECIALS as SPECIALS,
+    family_folder,
+    minilm_folder,
+    real_lines_per_file,
+    write_modernbert_tokenizer_folder as _write_modernbert_folder,
+)
 
 pytestmark = pytest.mark.only_backend(
     "tensorflow", reason="backend-independent preprocessing (tf.data / NumPy), tested once"
@@ -49,43 +56,6 @@ MODERNBERT_HARD_CASES = [
     "日本語の文章、句読点。한국어 문장! 中文，标点。",
     "x" * 300,
 ]
-SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
-
-
-def _write_modernbert_folder(folder):
-    """A tokenizer.json laid out as ModernBERT's, its config.json (model_type "modernbert") and tokenizer_config.json."""
-    from tokenizers import AddedToken, Tokenizer as RustTokenizer, decoders, models, normalizers, pre_tokenizers
-    from tokenizers import processors, trainers
-
-    lines = []
-    for path in sorted(AUSTEN.glob("*.txt")):
-        lines += [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()][:500]
-    tokenizer = RustTokenizer(models.BPE())
-    tokenizer.normalizer = normalizers.NFC()
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=1000, special_tokens=["<|endoftext|>", "<|padding|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
-    )  # fmt: skip
-    tokenizer.train_from_iterator(lines, trainer)
-    # GPT-NeoX's runs of 2 to 24 spaces, matched on the normalized text; OLMo's PII placeholder, on the raw text.
-    tokenizer.add_tokens([AddedToken(" " * n, normalized=True) for n in range(24, 1, -1)])
-    tokenizer.add_tokens([AddedToken("|||IP_ADDRESS|||", normalized=False)])
-    tokenizer.add_special_tokens(
-        [AddedToken(t, normalized=False, lstrip=t == "[MASK]") for t in SPECIALS]
-        + [AddedToken(f"[unused{i}]", normalized=False) for i in range(3)]
-    )
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[(t, tokenizer.token_to_id(t)) for t in ("[CLS]", "[SEP]")],
-    )  # fmt: skip
-    os.makedirs(folder, exist_ok=True)
-    tokenizer.save(str(folder / "tokenizer.json"))
-    (folder / "config.json").write_text(json.dumps({"model_type": "modernbert"}), encoding="utf-8")
-    roles = {f"{t[1:-1].lower()}_token": t for t in SPECIALS}
-    (folder / "tokenizer_config.json").write_text(json.dumps(roles), encoding="utf-8")
-    return folder
 
 
 @pytest.fixture(scope="module")

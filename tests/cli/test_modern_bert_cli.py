@@ -1,0 +1,92 @@
+"""A ModernBERT folder through the command line: fine-tune, predict, export a SavedModel that serves raw strings.
+
+The folder is what transformers writes for a tiny random `ModernBertModel`
+plus a ModernBERT-style `tokenizer.json` (byte-level BPE trained on Austen,
+see `preprocessing_helpers`). `keras-bert finetune --init` must build a
+`ModernBertClassifier` on it with its own tokenizer (not a WordPiece
+vocab.txt), the run folder must keep that tokenizer, and `keras-bert
+predict` on the run and on its SavedModel (tokenizer inside the graph) must
+give the same probabilities as the Keras model on our tokenizer's ids.
+"""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from family_helpers import hf_model, transformers
+from keras_bert.cli import main as cli
+from preprocessing_helpers import write_modernbert_tokenizer_folder
+from task_helpers import FIXTURES
+
+pytestmark = pytest.mark.only_backend(
+    "tensorflow",
+    reason="command-line plumbing, the same on every backend (the classifier's numbers are checked on all three in "
+    "tests/converters/test_hf_modernbert_tasks.py); on TensorFlow the SavedModel export runs in this process",
+)
+TEXTS = ["A delightful, witty comedy.", "Dull and far too long; I left early."]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    from keras_bert import ModernBertTokenizer
+
+    folder = write_modernbert_tokenizer_folder(tmp_path_factory.mktemp("modernbert"), vocab_size=400)
+    tokenizer = ModernBertTokenizer.from_pretrained(folder)
+    config = transformers.ModernBertConfig(
+        vocab_size=tokenizer.vocabulary_size(), hidden_size=32, num_attention_heads=4, intermediate_size=48,
+        num_hidden_layers=2, local_attention=8, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
+        cls_token_id=tokenizer.cls_token_id, sep_token_id=tokenizer.sep_token_id,
+        bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
+    )
+    hf_model("ModernBertModel", config, seed=0).save_pretrained(folder)  # config.json: model_type "modernbert"
+    header, *rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
+    (folder / "train.tsv").write_text("\n".join([header, *rows[:32]]) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_finetune_predict_and_serve_a_modernbert_classifier(folder, tmp_path, capsys):
+    import tensorflow as tf
+
+    from keras_bert import ModernBertClassifier
+    from keras_bert.loading import find_model, load_keras_model, load_tokenizer
+    from keras_bert.preprocessing import BertInputPacker, ModernBertTokenizer
+
+    run = tmp_path / "run"
+    assert cli([
+        "finetune", "--task", "classify", "--init", str(folder), "--train", str(folder / "train.tsv"),
+        "--sequence-length", "24", "--batch-size", "16", "--epochs", "1", "--learning-rate", "1e-3",
+        "--pooling", "mean", "--no-tensorboard", "--out", str(run),
+    ]) == 0  # fmt: skip
+    files = find_model(run)
+    model = load_keras_model(files)
+    assert isinstance(model, ModernBertClassifier) and model.pooling == "mean"
+    tokenizer = load_tokenizer(files)
+    assert isinstance(tokenizer, ModernBertTokenizer)
+    assert tokenizer.get_config() == ModernBertTokenizer.from_pretrained(folder).get_config()
+    assert json.loads((run / "finetune.json").read_text())["job"]["lowercase"] is None
+
+    packed = BertInputPacker.from_tokenizer(tokenizer, 24)(TEXTS)
+    expected = keras.ops.convert_to_numpy(keras.ops.softmax(model({k: v.numpy() for k, v in packed.items()})))
+    capsys.readouterr()
+    assert cli(["predict", str(run), *TEXTS]) == 0
+    from_run = _probabilities(capsys.readouterr().out)
+    assert float(np.abs(from_run - expected).max()) <= 1e-5
+
+    assert cli(["export", str(run), "--out", str(tmp_path / "served")]) == 0
+    served = tf.saved_model.load(str(tmp_path / "served"))
+    probabilities = served.signatures["serve_text"](text=tf.constant(TEXTS))["probabilities"].numpy()
+    delta = float(np.abs(probabilities - expected).max())
+    print(f"ModernBERT SavedModel serve_text vs Keras: max |delta| {delta:.2e}")
+    assert delta <= 1e-5
+    capsys.readouterr()
+    assert cli(["predict", str(tmp_path / "served"), *TEXTS]) == 0
+    np.testing.assert_allclose(_probabilities(capsys.readouterr().out), from_run, atol=1e-5)
+
+
+def _probabilities(printed):
+    """`(texts, labels)` probabilities of `keras-bert predict`'s JSON lines, in label order (negative, positive)."""
+    rows = [json.loads(line) for line in printed.splitlines() if line.startswith("{")]
+    assert [row["input"] for row in rows] == TEXTS
+    return np.array([[row["probabilities"][label] for label in ("negative", "positive")] for row in rows])
