@@ -142,9 +142,21 @@ TASK_HEADS = {
     "ModernBertQuestionAnswerer": {**PREDICTION_HEAD, "span_head.dense": dense("classifier")},
 }
 
+# The masked-LM head (`ModernBertMaskedLM`, and pretrainers on a ModernBERT): the prediction head, then the
+# decoder, tied to the token embedding (transformers does not store `decoder.weight`), and its bias when it has one.
+HEADS = {
+    "masked_lm_head": {
+        "transform_dense": dense("head.dense"),
+        "transform_layer_norm": layer_norm("head.norm"),
+        "output_bias": tensor("decoder.bias"),
+    },
+}
+TIED_NAMES = {"decoder.weight": "embeddings.tok_embeddings.weight"}
+
 FAMILY = Family(
     model_type="modernbert", title="ModernBERT", backbone_class="ModernBertBackbone", prefix="model.",
     config_fields=CONFIG_FIELDS, backbone=BACKBONE, activation_key="hidden_activation", adjust_config=_read_layout,
-    normalize_first=True, task_heads=TASK_HEADS, head_prefixes=("head.", "decoder.", "classifier."),
+    normalize_first=True, heads=HEADS, task_heads=TASK_HEADS, head_prefixes=("head.", "decoder.", "classifier."),
+    tied_names=TIED_NAMES, mlm_name="head.dense.weight",
     model_class="ModernBertModel", written_config=written_config,
 )

@@ -193,8 +193,29 @@ def _prediction_head(hf, config_path):
     }
 
 
+def read_masked_lm_head(config_path):
+    """`ModernBertMaskedLM`'s head arguments from a ModernBERT config.json (transformers' defaults where absent)."""
+    hf = read_json(config_path, "config")
+    return {
+        "head_activation": activation(hf, "classifier_activation", config_path),
+        "head_bias": bool(hf.get("classifier_bias", False)),
+        "decoder_bias": bool(hf.get("decoder_bias", True)),
+    }
+
+
+def masked_lm_config(head):
+    """The config.json keys of ModernBERT's masked-LM head, from our `MaskedLMHead` `head` (`read_masked_lm_head`'s inverse)."""
+    return {
+        "classifier_activation": HF_ACTIVATION_NAMES[head.activation],
+        "classifier_bias": head.transform_bias,
+        "decoder_bias": head.decoder_bias,
+    }
+
+
 def hf_task_config(model, architecture):
     """The task keys of config.json for our task `model` exported as `architecture`."""
+    if architecture == "ModernBertForMaskedLM":
+        return masked_lm_config(model.masked_lm_head)
     head = {}
     if type(model).__name__ in WITH_PREDICTION_HEAD:
         head = {

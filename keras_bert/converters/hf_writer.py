@@ -16,6 +16,9 @@ transformers' `BertModel`, `BertForPreTraining` or `BertForMaskedLM`
 | BertMultipleChoice | BertForMultipleChoice | `bert.*` + `classifier.*` |
 | ModernBertBackbone | ModernBertModel    | `embeddings.*`, `layers.*`, `final_norm.*` |
 | ModernBertClassifier | ModernBertForSequenceClassification | `model.*` + `head.*` + `classifier.*` |
+| ModernBertTokenClassifier | ModernBertForTokenClassification | `model.*` + `head.*` + `classifier.*` |
+| ModernBertQuestionAnswerer | ModernBertForQuestionAnswering | `model.*` + `head.*` + `classifier.*` (2, H) |
+| ModernBertMaskedLM (or an MLM-only BertPretrainer on it) | ModernBertForMaskedLM | `model.*` + `head.*` + `decoder.bias` |
 
 A backbone of another family whose `hf_family.Family` names a `model_class`
 is written as that class (`ModernBertBackbone` -> `ModernBertModel`), and its
@@ -77,6 +80,12 @@ def hf_architecture(model):
         return "BertForPreTraining", "bert."
     if type(model).__name__ == "BertMaskedLM":
         return "BertForMaskedLM", "bert."
+    if type(model).__name__ == "ModernBertMaskedLM" or (
+        # A ModernBERT pretrained with the masked LM alone (`keras-bert pretrain --family modernbert`).
+        type(model).__name__ == "BertPretrainer" and model_family(model).model_type == "modernbert"
+        and getattr(model, "next_sentence_head", None) is None
+    ):
+        return "ModernBertForMaskedLM", model_family(model).prefix
     if type(model).__name__ in TASK_ARCHITECTURES:
         architecture = TASK_ARCHITECTURES[type(model).__name__]
         family = model_family(model)
@@ -186,7 +195,9 @@ def save_hf_checkpoint(model, destination, vocabulary=None, do_lower_case=None, 
             (-> `BertForTokenClassification`), `BertQuestionAnswerer`
             (-> `BertForQuestionAnswering`), `BertMultipleChoice` (-> `BertForMultipleChoice`);
             or a `ModernBertBackbone` (-> `ModernBertModel`, config.json and weights only) and its task models
-            (`ModernBertClassifier` -> `ModernBertForSequenceClassification`, with `classifier_pooling`, ...).
+            (`ModernBertClassifier` -> `ModernBertForSequenceClassification`, with `classifier_pooling`, ...;
+            `ModernBertTokenClassifier`, `ModernBertQuestionAnswerer` -> `ModernBertForTokenClassification`,
+            `ModernBertForQuestionAnswering`).
         destination: the folder to create.
         vocabulary: optional vocabulary for `vocab.txt` (BERT only): a path to a
             `vocab.txt`, a list of tokens, or a tokenizer with

@@ -195,7 +195,7 @@ class TokenClassifierJob(FinetuneTaskJob):
         return ner_features(examples, tokenizer, self.label_names, self.options["sequence_length"])
 
     def model(self, backbone):
-        return BertTokenClassifier(
+        return task_model_class(BertTokenClassifier, backbone)(  # ModernBERT: ModernBertTokenClassifier
             backbone, num_classes=len(self.label_names), dropout=self.options["dropout"], label_names=self.label_names
         )
 
@@ -257,7 +257,7 @@ class QuestionAnswererJob(FinetuneTaskJob):
         return squad_features(examples, tokenizer, o["sequence_length"], o["doc_stride"], o["max_query_length"])
 
     def model(self, backbone):
-        return BertQuestionAnswerer(backbone)
+        return task_model_class(BertQuestionAnswerer, backbone)(backbone)  # ModernBERT: ModernBertQuestionAnswerer
 
     def counts(self, features):
         return {"questions": features.info["num_examples"], "windows": len(features),

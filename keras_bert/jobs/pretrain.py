@@ -8,10 +8,12 @@ resumes, checkpoints and saves every job.
 Output folder layout (one run per folder: `overwrite` deletes an earlier run's outputs before training
 starts, and model.keras and config.json, written last, exist only once the run has finished; see
 `keras_bert.jobs.runner`):
-    model.keras          the final BertPretrainer (its `.backbone` is the encoder), or with
-                         `objective="electra"` the ElectraPretrainer (its `.backbone` is the discriminator);
-                         uncompiled, without optimizer state (`compile()` it to train it further)
+    model.keras          the final BertPretrainer (its `.backbone` is the encoder: a BertBackbone, or with
+                         `family="modernbert"` a ModernBertBackbone), or with `objective="electra"` the
+                         ElectraPretrainer (its `.backbone` is the discriminator); uncompiled, without optimizer
+                         state (`compile()` it to train it further)
     vocab.txt            the vocabulary the model was trained with
+    keras_bert_tokenizer.json  (`family="modernbert"`) the byte-level BPE tokenizer itself
     config.json          backbone config, job arguments, final metrics
     history.csv          per-epoch (= per-checkpoint) training and held-out metrics
     logs/                TensorBoard logs
@@ -41,6 +43,7 @@ from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.models.bert_sizes import BERT_SIZES
 from keras_bert.models.electra_backbone import ElectraBackbone
 from keras_bert.models.electra_pretrainer import ElectraPretrainer
+from keras_bert.models.modern_bert_backbone import ModernBertBackbone
 from keras_bert.optimizers import create_optimizer
 
 # Job arguments a resumed run must share with its checkpoint (besides every
@@ -48,10 +51,16 @@ from keras_bert.optimizers import create_optimizer
 # continue a different training.
 _RESUME_KEYS = ("corpus", "size", "steps", "optimizer", "learning_rate", "weight_decay", "warmup_steps",
                 "gradient_accumulation_steps", "checkpoint_every", "lowercase", "dropout", "dtype",
-                "objective", "generator_size", "rtd_weight")
+                "objective", "generator_size", "rtd_weight", "family")
 # The models `objective` picks: BERT's masked LM (+ the sentence task of the data options) or ELECTRA's
 # replaced-token detection (the data objectives, masking and sentence task, are `PretrainingDataConfig`'s).
 MODEL_OBJECTIVES = ("bert", "electra")
+# The backbone families `family` picks, and the data options each one's recipe sets where the caller gives none.
+# ModernBERT (Warner et al., 2024): masked LM only at 30%, packed documents that do not attend to each other.
+FAMILY_DATA_DEFAULTS = {
+    "bert": {},
+    "modernbert": {"sentence_task": "none", "masking_rate": 0.3, "pack_sequences": True},
+}
 
 
 def default_checkpoint_every(steps):
@@ -133,8 +142,8 @@ def pretrain(options, **data_options):
     started, o = time.time(), options
     checkpoint_every = _validate_steps(o.steps, o.checkpoint_every)
     warmup_steps = int(0.1 * o.steps) if o.warmup_steps is None else o.warmup_steps
-    config = _data_config(o.data, data_options, o.seed)
-    objective = objective_options(o.objective, o.size, config, o.generator_size, o.rtd_weight)
+    config = _data_config(o.data, data_options, o.seed, o.family)
+    objective = objective_options(o.objective, o.size, config, o.generator_size, o.rtd_weight, o.family)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures
     # the runtime for the cluster when it is created.
     distributed = resolve_strategy(o.strategy, mesh_shape=o.mesh_shape, tpu=o.tpu)
@@ -146,6 +155,7 @@ def pretrain(options, **data_options):
     job = dict(
         corpus=str(o.corpus), eval_corpus=str(o.eval_corpus) if o.eval_corpus else None, size=o.size, steps=o.steps,
         optimizer=o.optimizer, **updates, checkpoint_every=checkpoint_every, lowercase=o.lowercase, dropout=o.dropout,
+        family=o.family,
         dtype=str(o.dtype) if o.dtype else None, backend=keras.backend.backend(),
         strategy=o.strategy if o.strategy is None or isinstance(o.strategy, str) else type(o.strategy).__name__,
         mesh_shape=list(o.mesh_shape) if o.mesh_shape else None, data_parallel_size=replicas,
@@ -160,11 +170,12 @@ def pretrain(options, **data_options):
     )
 
     keras.utils.set_random_seed(config.seed)
-    tokenizer = _tokenizer(o.vocabulary, o.lowercase)
+    tokenizer = _tokenizer(o.vocabulary, o.lowercase, o.family)
     model = runner.build_or_resume(
         lambda: _build_pretrainer(
             o.size, tokenizer.vocabulary_size(), config, o.dropout, o.dtype,
             create_optimizer(o.optimizer, total_steps=o.steps, **updates), o.steps_per_execution, **objective,
+            family=o.family, padding_id=tokenizer.pad_token_id,
         )
     )
     train, validation, baselines = _datasets(
@@ -173,7 +184,7 @@ def pretrain(options, **data_options):
     history = runner.fit(
         model, train, epochs=o.steps // checkpoint_every, steps_per_epoch=checkpoint_every, validation_data=validation
     )
-    runner.save(model, tokenizer.get_vocabulary())
+    runner.save(model, tokenizer.get_vocabulary(), tokenizer)
     summary = _summary(history, baselines, started, o.steps, runner.start_step, config.sentence_task, objective)
     runner.write_json("config.json", {"backbone": model.backbone.get_config(), "job": job, **summary})
     runner.finish()
@@ -194,12 +205,21 @@ def _validate_steps(steps, checkpoint_every):
     return checkpoint_every
 
 
-def _data_config(data, data_options, seed):
-    """`data` (or the default `PretrainingDataConfig`) with `data_options` and `seed` applied."""
+def _data_config(data, data_options, seed, family="bert"):
+    """`data` (or the default `PretrainingDataConfig` with the family's recipe) with `data_options` and `seed` applied."""
     # defers TensorFlow: importing keras_bert.preprocessing imports the tokenizer's tensorflow_text.
     from keras_bert.preprocessing.pretraining.config import PretrainingDataConfig
 
-    config = (data or PretrainingDataConfig()).replace(**data_options)
+    if family not in FAMILY_DATA_DEFAULTS:
+        raise ValueError(f"`family` must be one of {list(FAMILY_DATA_DEFAULTS)}. Received: family={family!r}")
+    if data is None:
+        data = PretrainingDataConfig(**FAMILY_DATA_DEFAULTS[family])
+    config = data.replace(**data_options)
+    if family == "modernbert" and config.sentence_task != "none":
+        raise ValueError(
+            "family='modernbert' pretrains the masked LM alone: a ModernBertBackbone has no pooler for a sentence "
+            f"task. Received: sentence_task={config.sentence_task!r}"
+        )
     return config if seed is None else config.replace(seed=seed)
 
 
@@ -221,14 +241,21 @@ def _check_batch_split(batch_size, distributed):
     return replicas
 
 
-def _tokenizer(vocabulary, lowercase):
+def _tokenizer(vocabulary, lowercase, family="bert"):
+    """BERT's WordPiece tokenizer of `vocab.txt`, or ModernBERT's byte-level BPE of a folder's `tokenizer.json`."""
+    if family == "modernbert":
+        # defers TensorFlow, as below
+        from keras_bert.preprocessing.modern_bert_tokenizer import ModernBertTokenizer
+
+        folder = vocabulary if os.path.isdir(vocabulary) else os.path.dirname(os.path.abspath(vocabulary))
+        return ModernBertTokenizer.from_pretrained(folder)
     # defers TensorFlow: the tokenizer is tensorflow_text's.
     from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 
     return BertTokenizer(vocabulary, lowercase=lowercase)
 
 
-def objective_options(objective, size, config, generator_size=0.25, rtd_weight=50.0):
+def objective_options(objective, size, config, generator_size=0.25, rtd_weight=50.0, family="bert"):
     """The job record's entries of the objective, after checking what ELECTRA cannot do.
 
     "bert": a `BertPretrainer` (masked LM and the sentence task). "electra": an
@@ -243,6 +270,8 @@ def objective_options(objective, size, config, generator_size=0.25, rtd_weight=5
     """
     if objective not in MODEL_OBJECTIVES:
         raise ValueError(f"`objective` must be one of {list(MODEL_OBJECTIVES)}. Received: objective={objective!r}")
+    if objective == "electra" and family != "bert":
+        raise ValueError(f"objective='electra' trains ELECTRA's own backbones. Received: family={family!r}")
     if objective == "electra" and config.pack_sequences:
         raise ValueError(
             "objective='electra' takes one example per row: ElectraBackbone has no packed inputs. "
@@ -286,12 +315,21 @@ def _build_electra_pretrainer(
 
 
 def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, objective="bert",
-                      **electra_options):
+                      family="bert", padding_id=0, **electra_options):
     """A new, compiled `BertPretrainer` of `size` for batches shaped by `config` (or the `ElectraPretrainer`)."""
     if objective == "electra":
         return _build_electra_pretrainer(
             size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, **electra_options
         )
+    if family == "modernbert":
+        # Rotary positions have no table: the model's longest input is ModernBERT's 8,192 tokens whatever the data.
+        backbone = ModernBertBackbone.from_size(
+            size, vocabulary_size=vocabulary_size, padding_id=padding_id, dropout=dropout, dtype=dtype,
+            packed_inputs=config.pack_sequences,
+        )
+        model = BertPretrainer(backbone, sentence_head=False)  # ModernBERT's MLM head (`masked_lm_head_for`)
+        model.compile(optimizer=optimizer, steps_per_execution=steps_per_execution)
+        return model
     backbone = BertBackbone.from_size(
         size,
         vocabulary_size=vocabulary_size,

@@ -31,7 +31,8 @@ class PretrainOptions(DistributionOptions, RunOptions):
 
     corpus: object = option(help="training text files, folders or globs (a path, glob, folder, or list of them)",
                             nargs="+")
-    vocabulary: str = option(help="vocab.txt (see `keras-bert vocab`)", flag="--vocab")
+    vocabulary: str = option(help="vocab.txt (see `keras-bert vocab`); with --family modernbert, ModernBERT's "
+                                  "tokenizer.json (read with the tokenizer files beside it)", flag="--vocab")
     data: object = option(None, "a PretrainingDataConfig: how the text becomes batches (its fields given as "
                                 "keywords replace its own)", cli=False)
     eval_corpus: object = option(None, "held-out text files, evaluated at every checkpoint", nargs="+")
@@ -58,6 +59,10 @@ class PretrainOptions(DistributionOptions, RunOptions):
     eval_batches: int = option(20, "held-out batches evaluated at every checkpoint", type=int, check=positive_int)
     steps_per_execution: int = option(1, "steps per compiled call (raise on TPUs)", type=int, check=positive_int)
     verbose: int = option(1, "1 for progress bars and summaries, 0 for silence", cli=False)
+    family: str = option("bert", "bert: BertBackbone (the sentence task of the data options); modernbert: "
+                                 "ModernBertBackbone with ModernBERT's recipe, masked LM only at 30% over packed "
+                                 "documents that do not attend to each other (each data option given still wins)",
+                         choices=["bert", "modernbert"])
     objective: str = option("bert", "bert: masked LM (+ sentence task); electra: replaced-token detection, a small "
                                     "generator fills the masked positions and the discriminator (the model to "
                                     "fine-tune) finds them", choices=["bert", "electra"])

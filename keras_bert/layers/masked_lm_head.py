@@ -3,8 +3,9 @@
 import keras
 from keras import ops
 
-from keras_bert.layers._fused import gather_positions, gelu, layer_norm
+from keras_bert.layers._fused import gather_positions, layer_norm
 from keras_bert.layers.arguments import check_positive_int, clone_initializer, get_initializer
+from keras_bert.layers.transformer_encoder import ACTIVATIONS
 
 
 def _embedding_table(embedding, dtype):
@@ -42,6 +43,14 @@ class MaskedLMHead(keras.layers.Layer):
         embedding_dim: int or None. Width of the transform (and of the tied
             embedding); None for the hidden states' width (BERT). ELECTRA's
             generator projects its hidden states down to its embedding width.
+        activation: the transform's activation, one of `TransformerEncoder`'s
+            `ACTIVATIONS` ("gelu", exact, in BERT and ModernBERT).
+        transform_bias: bool. A bias in the transform's dense layer (BERT:
+            True; ModernBERT: its `classifier_bias`, False).
+        layer_norm_bias: bool. A bias (beta) in the transform's LayerNorm
+            (BERT: True; ModernBERT: its `norm_bias`, False).
+        decoder_bias: bool. The output bias over the vocabulary (BERT: True;
+            ModernBERT: its `decoder_bias`, True); without it `output_bias` is None.
 
     Call arguments:
         sequence_output: float tensor of shape `(batch_size, sequence_length, hidden_dim)`.
@@ -60,10 +69,16 @@ class MaskedLMHead(keras.layers.Layer):
         layer_norm_epsilon=1e-12,
         kernel_initializer="truncated_normal",
         embedding_dim=None,
+        activation="gelu",
+        transform_bias=True,
+        layer_norm_bias=True,
+        decoder_bias=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
         check_positive_int("vocabulary_size", vocabulary_size)
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"`activation` must be one of {sorted(ACTIVATIONS)}. Received: activation={activation!r}")
         if embedding_dim is not None:
             check_positive_int("embedding_dim", embedding_dim)
         if token_embedding is not None and token_embedding.input_dim != vocabulary_size:
@@ -76,6 +91,12 @@ class MaskedLMHead(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.kernel_initializer = get_initializer(kernel_initializer)
         self.embedding_dim = embedding_dim
+        self.activation = activation
+        self.transform_bias = bool(transform_bias)
+        self.layer_norm_bias = bool(layer_norm_bias)
+        self.decoder_bias = bool(decoder_bias)
+        # Set by `graph_export_form(model)`: the GELU then takes the form graph converters translate.
+        self.graph_export_form = False
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         hidden_dim = sequence_output_shape[-1]
@@ -89,13 +110,15 @@ class MaskedLMHead(keras.layers.Layer):
         gathered_shape = (sequence_output_shape[0], None, hidden_dim)
         self.transform_dense = keras.layers.Dense(
             width,
+            use_bias=self.transform_bias,
             kernel_initializer=clone_initializer(self.kernel_initializer),
             dtype=self.dtype_policy,
             name="transform_dense",
         )
         self.transform_dense.build(gathered_shape)
         self.transform_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="transform_layer_norm"
+            epsilon=self.layer_norm_epsilon, center=self.layer_norm_bias, dtype=self.dtype_policy,
+            name="transform_layer_norm",
         )
         self.transform_layer_norm.build(gathered_shape[:-1] + (width,))
         if self.token_embedding is None:
@@ -104,12 +127,14 @@ class MaskedLMHead(keras.layers.Layer):
                 shape=(width, self.vocabulary_size),
                 initializer=clone_initializer(self.kernel_initializer),
             )
-        self.output_bias = self.add_weight(name="output_bias", shape=(self.vocabulary_size,), initializer="zeros")
+        self.output_bias = None
+        if self.decoder_bias:
+            self.output_bias = self.add_weight(name="output_bias", shape=(self.vocabulary_size,), initializer="zeros")
         self.built = True
 
     def call(self, sequence_output, mask_positions):
         x = gather_positions(sequence_output, mask_positions)  # (batch, preds, hidden)
-        x = gelu(self.transform_dense(x))
+        x = ACTIVATIONS[self.activation](self.transform_dense(x), export_form=self.graph_export_form)
         x = layer_norm(self.transform_layer_norm, x)
         # The vocabulary projection is most of the head's cost (and a large part of a small model's train
         # step), so it runs as one 2-D matmul over all predictions: the same math as
@@ -124,7 +149,9 @@ class MaskedLMHead(keras.layers.Layer):
         else:
             logits = ops.matmul(flat, ops.cast(self.decoder_kernel, x.dtype))
         logits = ops.reshape(logits, (batch_size, num_predictions, self.vocabulary_size))
-        logits = ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
+        logits = ops.cast(logits, "float32")
+        if self.output_bias is not None:
+            logits = logits + ops.cast(self.output_bias, "float32")
         return logits  # (batch, preds, vocab)
 
     def compute_output_spec(self, sequence_output, mask_positions):
@@ -140,4 +167,8 @@ class MaskedLMHead(keras.layers.Layer):
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             "embedding_dim": self.embedding_dim,
+            "activation": self.activation,
+            "transform_bias": self.transform_bias,
+            "layer_norm_bias": self.layer_norm_bias,
+            "decoder_bias": self.decoder_bias,
         }

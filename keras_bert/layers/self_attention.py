@@ -80,6 +80,10 @@ class SelfAttention(keras.layers.Layer):
         first_query_only: bool. Compute the output of the first position only
             (it still attends to every key): shape `(batch_size, 1, hidden_dim)`.
             Takes `padding_mask` only.
+        position_ids: optional int tensor of shape `(batch_size,
+            sequence_length)`: the positions the rotary embedding rotates by
+            (packed sequences restart them for every packed example);
+            `0..sequence_length-1` when None. Only with `rotary_max_wavelength`.
 
     Returns:
         Float tensor of shape `(batch_size, sequence_length, hidden_dim)`; with
@@ -158,15 +162,17 @@ class SelfAttention(keras.layers.Layer):
 
     def call(
         self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False,
-        first_query_only=False,
+        first_query_only=False, position_ids=None,
     ):
+        if position_ids is not None and self.rotary_embedding is None:
+            raise ValueError(f"{self.name} has no rotary embedding (rotary_max_wavelength=None): pass no `position_ids`.")
         qkv = linear(self.qkv_dense, x)  # (batch, seq, 3, heads, head_dim)
         # unstack, not three slices: on TensorFlow each slice's gradient is a full-size zero-padded
         # tensor (StridedSliceGrad) summed with the others, which made our train step 0.80x
         # keras-hub's; unstack's gradient is one stack.
         query, key, value = ops.unstack(qkv, 3, axis=2)  # each (batch, seq, heads, head_dim)
         if self.rotary_embedding is not None:
-            query, key = self.rotary_embedding(query), self.rotary_embedding(key)
+            query, key = self.rotary_embedding(query, position_ids), self.rotary_embedding(key, position_ids)
         if first_query_only:  # the first position attends to every key; no other query is computed
             if attention_mask is not None:
                 raise ValueError("`first_query_only` takes a `padding_mask`, not a per-query `attention_mask`.")

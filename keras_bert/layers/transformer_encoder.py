@@ -79,6 +79,8 @@ class TransformerEncoder(keras.layers.Layer):
             position only, `(batch_size, 1, hidden_dim)` (see
             `first_token_only`); takes `padding_mask` only. Also on while the
             block's `computes_first_token_only` is set (`first_token_only(block)`).
+        position_ids: optional int tensor `(batch_size, sequence_length)`,
+            the rotary embedding's positions (packed sequences; see `SelfAttention`).
 
     Returns:
         Float tensor of shape `(batch_size, sequence_length, hidden_dim)`, and
@@ -188,7 +190,7 @@ class TransformerEncoder(keras.layers.Layer):
 
     def call(
         self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False,
-        first_token_only=False,
+        first_token_only=False, position_ids=None,
     ):
         first_token_only = first_token_only or self.computes_first_token_only
         if first_token_only and return_attention_scores:
@@ -203,6 +205,7 @@ class TransformerEncoder(keras.layers.Layer):
             training=training,
             return_attention_scores=return_attention_scores,
             first_query_only=first_token_only,
+            position_ids=position_ids,
         )
         if return_attention_scores:
             attended, probs = attended

@@ -78,6 +78,9 @@ def pooler_never_trained(init):
     run = read_run_folder(init) if os.path.exists(init) else None
     if run is None or run.kind != "pretrain" or run.job is None:
         return None
+    if run.job.get("family") == "modernbert":
+        return None  # no pooler: its pooled output is the [CLS] vector pretraining trained
+
     if run.job.get("objective") == "electra":
         return "pretrained with --objective electra, whose replaced-token detection does not use it"
     if run.job.get("sentence_task") == "none":

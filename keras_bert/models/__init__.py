@@ -19,6 +19,9 @@ from keras_bert.models.electra_pretrainer import ElectraPretrainer
 from keras_bert.models.encoder_backbone import EncoderBackbone
 from keras_bert.models.modern_bert_backbone import ModernBertBackbone
 from keras_bert.models.modern_bert_classifier import ModernBertClassifier
+from keras_bert.models.modern_bert_masked_lm import ModernBertMaskedLM
+from keras_bert.models.modern_bert_question_answerer import ModernBertQuestionAnswerer
+from keras_bert.models.modern_bert_token_classifier import ModernBertTokenClassifier
 from keras_bert.models.roberta_backbone import RobertaBackbone
 from keras_bert.models.distiller import Distiller
 from keras_bert.models.student_from_teacher import student_from_teacher
@@ -44,6 +47,9 @@ __all__ = [
     "EncoderBackbone",
     "ModernBertBackbone",
     "ModernBertClassifier",
+    "ModernBertMaskedLM",
+    "ModernBertQuestionAnswerer",
+    "ModernBertTokenClassifier",
     "RobertaBackbone",
     "Distiller",
     "student_from_teacher",

@@ -8,18 +8,22 @@ from keras_bert.models.input_checks import BACKBONE_INPUTS
 from keras_bert.optimizers import create_optimizer
 
 
-def masked_lm_head_for(backbone):
+def masked_lm_head_for(backbone, **options):
     """The masked-LM head of `backbone`, its decoder tied to the backbone's token embedding.
 
     Backbones whose embeddings are narrower than their hidden states (ALBERT,
     ELECTRA's generator) project down to `embedding_dim` in the head's
-    transform, as their checkpoints do.
+    transform, as their checkpoints do. A backbone whose family's head
+    differs from BERT's says how by `masked_lm_head_options` (ModernBERT: no
+    transform bias, LayerNorms of its kind); `options` (`MaskedLMHead`
+    arguments: `activation`, `transform_bias`, `decoder_bias`, ...) override both.
     """
     return MaskedLMHead(
         vocabulary_size=backbone.vocabulary_size,
         token_embedding=backbone.token_embedding,
         layer_norm_epsilon=backbone.layer_norm_epsilon,
         embedding_dim=getattr(backbone, "embedding_dim", None),
+        **{**getattr(backbone, "masked_lm_head_options", {}), **options},
         dtype=backbone.dtype_policy,
         name="masked_lm_head",
     )
@@ -46,14 +50,17 @@ class BertMaskedLM(BertTask):
 
     Args:
         backbone: a backbone of the family (`BertBackbone`, `RobertaBackbone`, ...).
+        head_options: dict of `MaskedLMHead` arguments beyond the backbone's
+            (see `masked_lm_head_for`); a subclass's own arguments set them
+            (`ModernBertMaskedLM`). Not part of the config.
     """
 
     input_names = BACKBONE_INPUTS + ("mask_positions",)
     heads_in_checkpoints = True
 
-    def __init__(self, backbone, **kwargs):
+    def __init__(self, backbone, head_options=None, **kwargs):
         # === Layers === (locals until the model is initialised, for the torch backend)
-        masked_lm_head = masked_lm_head_for(backbone)
+        masked_lm_head = masked_lm_head_for(backbone, **(head_options or {}))
 
         # === Functional graph ===
         inputs = {**backbone.input, "mask_positions": mask_positions_input()}

@@ -32,6 +32,10 @@ class BertQuestionAnswerer(BertTask):
     Args:
         backbone: a `keras_bert.BertBackbone`.
         kernel_initializer: initializer of the span projection.
+        prediction_head: None (BERT's head), or a layer applied to every token's
+            vector before the span projection (ModernBERT's `PredictionHead`), kept as `prediction_head`.
+        prediction_dropout: float. With `prediction_head`, dropout between it and the span projection
+            (kept as the `output_dropout` layer); not part of BERT's config.
 
     Examples:
     ```python
@@ -43,18 +47,27 @@ class BertQuestionAnswerer(BertTask):
 
     config_arguments = ("kernel_initializer",)
 
-    def __init__(self, backbone, kernel_initializer="truncated_normal", **kwargs):
+    def __init__(
+        self, backbone, kernel_initializer="truncated_normal", prediction_head=None, prediction_dropout=0.0, **kwargs
+    ):
         # === Layers === (locals until the model is initialised, for the torch backend)
         span_head = SpanHead(kernel_initializer=kernel_initializer, dtype=backbone.dtype_policy, name="span_head")
+        output_dropout = None
+        if prediction_head is not None:
+            output_dropout = keras.layers.Dropout(prediction_dropout, dtype=backbone.dtype_policy, name="output_dropout")
 
         # === Functional graph ===
         inputs = backbone.input
-        sequence = backbone(inputs)["sequence_output"]
+        sequence = backbone(inputs)["sequence_output"]  # (batch, length, hidden)
+        if prediction_head is not None:
+            sequence = output_dropout(prediction_head(sequence))
         start_logits, end_logits = span_head(sequence, padding_mask=inputs["padding_mask"])
         outputs = {"start": start_logits, "end": end_logits}
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.backbone = backbone
         self.span_head = span_head
+        self.prediction_head = prediction_head
+        self.output_dropout = output_dropout
 
         # === Config ===
         self.kernel_initializer = span_head.kernel_initializer

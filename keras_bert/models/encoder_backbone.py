@@ -148,6 +148,10 @@ class EncoderBackbone(keras.Model):
         """
         return inputs.get("position_ids")
 
+    def block_arguments(self, inputs, config):
+        """Call arguments every block takes beyond the masks (none here; ModernBERT's packed positions)."""
+        return {}
+
     def final_norm_layer(self, config, dtype):
         """The LayerNorm after the last block, or None: pre-LN blocks only (post-LN ones end normalised)."""
         if not config.get("normalize_first"):
@@ -215,6 +219,7 @@ class EncoderBackbone(keras.Model):
             masks = {"attention_mask": packed_attention_mask(inputs["sequence_ids"], inputs["padding_mask"])}
         else:
             masks = {"padding_mask": inputs["padding_mask"]}
+        masks.update(self.block_arguments(inputs, config))
         x, extra = run_encoder(
             x, layers["blocks"], masks, config["output_hidden_states"], config["output_attentions"]
         )

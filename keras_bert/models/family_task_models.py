@@ -8,11 +8,17 @@ is built as its `ModernBert*` class. The fine-tuning job asks here, so a
 """
 
 from keras_bert.models.bert_classifier import BertClassifier
+from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
+from keras_bert.models.bert_token_classifier import BertTokenClassifier
 from keras_bert.models.modern_bert_classifier import ModernBertClassifier
+from keras_bert.models.modern_bert_question_answerer import ModernBertQuestionAnswerer
+from keras_bert.models.modern_bert_token_classifier import ModernBertTokenClassifier
 
 # (backbone model_type, BERT's task class) -> the family's own class.
 FAMILY_TASK_MODELS = {
     ("modernbert", BertClassifier): ModernBertClassifier,
+    ("modernbert", BertTokenClassifier): ModernBertTokenClassifier,
+    ("modernbert", BertQuestionAnswerer): ModernBertQuestionAnswerer,
 }
 
 

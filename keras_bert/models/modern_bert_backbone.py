@@ -83,6 +83,13 @@ class ModernBertBackbone(EncoderBackbone):
         feed_forward_bias: bool. Biases in the feed-forward layers (`mlp_bias`).
         layer_norm_bias: bool. Biases in the LayerNorms (`norm_bias`).
         output_hidden_states: bool. Also output every layer's hidden states.
+        packed_inputs: bool. Take packed sequences (several documents per
+            row, for pretraining): adds the `sequence_ids` and `position_ids`
+            inputs; attention, global and local, stays inside each document,
+            and the rotary embeddings rotate by each document's own positions.
+            Same weights: a backbone pretrained packed is rebuilt with
+            `packed_inputs=False` (`from_pretrained(path, packed_inputs=False)`)
+            to fine-tune.
         output_attentions: bool. Also output every layer's attention
             probabilities: global and local blocks alike give the full
             `(batch_size, num_heads, seq, seq)` matrix, which local blocks build
@@ -93,6 +100,10 @@ class ModernBertBackbone(EncoderBackbone):
     Inputs (a dict):
         token_ids: int32 tensor of shape `(batch_size, sequence_length)`.
         padding_mask: int32 tensor of shape `(batch_size, sequence_length)`, 1 for real tokens.
+        sequence_ids: (with `packed_inputs`) int32 `(batch_size, sequence_length)`,
+            1..k for the k-th document of a row, 0 for padding.
+        position_ids: (with `packed_inputs`) int32 `(batch_size, sequence_length)`,
+            each token's position within its document.
 
     Outputs (a dict):
         sequence_output: float tensor `(batch_size, sequence_length, hidden_dim)`,
@@ -115,13 +126,15 @@ class ModernBertBackbone(EncoderBackbone):
     has_pooler = False
     # Pre-LN always (not an argument): what the converters check a backbone's blocks against.
     normalize_first = True
+    # Configs (and `.keras` files) written before packed inputs existed stay as they were.
+    omitted_when_default = ("packed_inputs",)
 
     def __init__(
         self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.0,
         max_sequence_length=8192, padding_id=50283, layer_norm_epsilon=1e-5, activation="gelu",
         local_attention_window=128, global_attention_every_n_layers=3, global_rope_wavelength=160000.0,
         local_rope_wavelength=10000.0, attention_bias=False, feed_forward_bias=False, layer_norm_bias=False,
-        output_hidden_states=False, output_attentions=False, dtype=None, **kwargs,
+        output_hidden_states=False, output_attentions=False, packed_inputs=False, dtype=None, **kwargs,
     ):
         if padding_id is not None and (
             not isinstance(padding_id, int) or isinstance(padding_id, bool) or not 0 <= padding_id < vocabulary_size
@@ -137,6 +150,14 @@ class ModernBertBackbone(EncoderBackbone):
                 f"Rotary embeddings need an even head size: hidden_dim / num_heads = {hidden_dim}/{num_heads}."
             )
         super().__init__(**constructor_arguments(locals()))
+
+    def position_ids(self, inputs, config):
+        """None: the embeddings have no position table; packed positions go to the blocks' rotary embeddings."""
+        return None
+
+    def block_arguments(self, inputs, config):
+        """Packed sequences: every block rotates by each packed example's own positions (from 0)."""
+        return {"position_ids": inputs["position_ids"]} if config.get("packed_inputs") else {}
 
     def embedding_layer(self, config, dtype, **build):
         return BertEmbeddings(
@@ -176,6 +197,11 @@ class ModernBertBackbone(EncoderBackbone):
         return keras.layers.LayerNormalization(
             epsilon=config["layer_norm_epsilon"], center=config["layer_norm_bias"], dtype=dtype, name="final_layer_norm"
         )
+
+    @property
+    def masked_lm_head_options(self):
+        """transformers' `ModernBertForMaskedLM` head by default: no dense bias, the backbone's kind of LayerNorm."""
+        return {"transform_bias": False, "layer_norm_bias": self.layer_norm_bias}
 
     @property
     def global_layers(self):

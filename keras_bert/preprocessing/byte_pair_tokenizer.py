@@ -260,6 +260,21 @@ class BytePairTokenizer(Tokenizer):
             "special_tokens_in_strings": self.special_tokens_in_strings,
         }
 
+    def word_start_ids(self):
+        """The ids of the tokens that start a word: those that begin with a space (GPT-2's "Ġ") and the special ones.
+
+        Byte-level BPE keeps the space before a word inside its first token,
+        so whole-word masking and the cutting of long sentences at word
+        starts (`keras_bert.preprocessing.pretraining`) read the words off
+        the tokens; a text's first word, which has no space before it, is
+        the caller's to mark.
+        """
+        space = byte_to_unicode()[ord(" ")]
+        return sorted(
+            {i for i, token in enumerate(self.get_vocabulary()) if token.startswith(space)}
+            | set(self.special_token_ids)
+        )
+
     # -------------------------------------------------------------- internals
     def _join_pieces(self, pieces):
         chars = tf.strings.unicode_split(tf.strings.reduce_join(pieces, axis=-1), "UTF-8")

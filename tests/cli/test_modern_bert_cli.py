@@ -1,4 +1,5 @@
-"""A ModernBERT folder through the command line: fine-tune, predict, export a SavedModel that serves raw strings.
+"""A ModernBERT folder through the command line: fine-tune, predict, export a SavedModel that serves raw strings;
+and a tiny ModernBERT pretrained from scratch (`keras-bert pretrain --family modernbert`) that fine-tunes from its run.
 
 The folder is what transformers writes for a tiny random `ModernBertModel`
 plus a ModernBERT-style `tokenizer.json` (byte-level BPE trained on Austen,
@@ -17,7 +18,7 @@ import pytest
 
 from family_helpers import hf_model, transformers
 from keras_bert.cli import main as cli
-from preprocessing_helpers import write_modernbert_tokenizer_folder
+from preprocessing_helpers import AUSTEN, write_modernbert_tokenizer_folder
 from task_helpers import FIXTURES
 
 pytestmark = pytest.mark.only_backend(
@@ -90,3 +91,43 @@ def _probabilities(printed):
     rows = [json.loads(line) for line in printed.splitlines() if line.startswith("{")]
     assert [row["input"] for row in rows] == TEXTS
     return np.array([[row["probabilities"][label] for label in ("negative", "positive")] for row in rows])
+
+
+def test_pretrain_a_modernbert_and_finetune_from_the_run(folder, tmp_path):
+    import warnings
+
+    from keras_bert import BertPretrainer, ModernBertBackbone, ModernBertClassifier
+    from keras_bert.loading import find_model, load_keras_model, load_tokenizer
+    from keras_bert.preprocessing import ModernBertTokenizer
+
+    lines = (AUSTEN / "persuasion.txt").read_text(encoding="utf-8").splitlines()[200:500]
+    (tmp_path / "corpus.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = tmp_path / "pretrained"
+    assert cli([
+        "pretrain", "--family", "modernbert", "--corpus", str(tmp_path / "corpus.txt"), "--vocab", str(folder / "tokenizer.json"),
+        "--size", "tiny", "--steps", "4", "--sequence-length", "32", "--batch-size", "8", "--no-tensorboard",
+        "--out", str(run),
+    ]) == 0  # fmt: skip
+    job = json.loads((run / "config.json").read_text())["job"]
+    # ModernBERT's recipe where no data option says otherwise: MLM only, 30%, packed documents.
+    assert (job["family"], job["sentence_task"], job["masking_rate"], job["pack_sequences"]) == (
+        "modernbert", "none", 0.3, True
+    )
+    files = find_model(run)
+    pretrainer = load_keras_model(files)
+    assert isinstance(pretrainer, BertPretrainer) and pretrainer.next_sentence_head is None
+    assert isinstance(pretrainer.backbone, ModernBertBackbone) and pretrainer.backbone.packed_inputs
+    assert not pretrainer.masked_lm_head.transform_bias  # ModernBERT's head, not BERT's
+    assert isinstance(load_tokenizer(files), ModernBertTokenizer)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cli([
+            "finetune", "--task", "classify", "--init", str(run), "--train", str(folder / "train.tsv"),
+            "--sequence-length", "24", "--batch-size", "16", "--epochs", "1", "--no-tensorboard",
+            "--out", str(tmp_path / "tuned"),
+        ]) == 0  # fmt: skip
+    # ModernBERT has no pooler: a cls head reads the [CLS] vector pretraining trained, nothing to warn about.
+    assert not [w for w in caught if "never trained" in str(w.message)]
+    classifier = load_keras_model(find_model(tmp_path / "tuned"))
+    assert isinstance(classifier, ModernBertClassifier) and not classifier.backbone.packed_inputs

@@ -17,8 +17,18 @@ import pytest
 
 from family_helpers import ATOL, hf_forward, hf_model, padded_batch, transformers
 from harness import run_saving_test
-from keras_bert import BertClassifier, ModernBertBackbone, ModernBertClassifier
+from keras_bert import (
+    BertClassifier,
+    BertQuestionAnswerer,
+    BertTokenClassifier,
+    ModernBertBackbone,
+    ModernBertClassifier,
+    ModernBertMaskedLM,
+    ModernBertQuestionAnswerer,
+    ModernBertTokenClassifier,
+)
 from keras_bert.converters import save_hf_checkpoint
+from keras_bert.models.family_task_models import task_model_class
 
 ONCE = "reads config.json and refuses before any tensor is computed: the same on every backend"
 # Token ids 1-3 are ModernBERT's specials here; 0 pads.
@@ -44,11 +54,21 @@ def inputs():
     return padded_batch(TINY["vocab_size"], padding_id=0, segments=False, length=23)
 
 
-def max_delta(ours, theirs):
+def max_delta(ours, theirs, where=None):
+    """max |ours - theirs|, over the positions `where` (bool, the leading axes) when given."""
     theirs = theirs.detach().numpy()
     ours = keras.ops.convert_to_numpy(ours)
     assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
+    if where is not None:  # padded positions mean nothing in either (ours hold -1e9 in the span logits)
+        ours, theirs = ours[where], theirs[where]
     return float(np.abs(ours - theirs).max())
+
+
+def per_token_outputs(ours, hf_outputs):
+    """`[(ours, transformers')]` of a tagger's logits or a span head's start and end logits."""
+    if isinstance(ours, dict):
+        return [(ours["start"], hf_outputs.start_logits), (ours["end"], hf_outputs.end_logits)]
+    return [(ours, hf_outputs.logits)]
 
 
 @pytest.mark.parametrize("case", sorted(SEQUENCE_CASES))
@@ -80,6 +100,83 @@ def test_sequence_classification_both_ways(case, tmp_path):
     assert back.config.problem_type == config.get("problem_type", "single_label_classification")
     back_delta = max_delta(classifier(x), hf_forward(back.eval(), x).logits)
     print(f"ModernBertClassifier -> transformers {case}: max |delta| {back_delta:.2e}")
+    assert back_delta <= ATOL
+
+
+# Per-token heads: transformers class -> (ours, config). The second case turns every bias on, the tanh GELU and
+# dropout in the config (inactive at inference, but read and written back).
+TOKEN_CASES = {
+    "tagger": ("ModernBertForTokenClassification", ModernBertTokenClassifier,
+               dict(num_labels=5, id2label=dict(enumerate(["O", "B-PER", "I-PER", "B-LOC", "I-LOC"])))),
+    "qa-biases-tanh": ("ModernBertForQuestionAnswering", ModernBertQuestionAnswerer,
+                       dict(classifier_bias=True, norm_bias=True, classifier_activation="gelu_pytorch_tanh",
+                            classifier_dropout=0.1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TOKEN_CASES))
+def test_per_token_heads_both_ways(case, tmp_path):
+    architecture, cls, config = TOKEN_CASES[case]
+    hf = tiny_task_model(architecture, seed=7 + sorted(TOKEN_CASES).index(case), **config)
+    hf.save_pretrained(tmp_path / "hf")
+    model = cls.from_pretrained(tmp_path / "hf")
+    assert type(model) is cls
+    assert model.head_bias == config.get("classifier_bias", False)
+    assert model.dropout == config.get("classifier_dropout", 0.0)
+    if cls is ModernBertTokenClassifier:
+        assert (model.num_classes, model.label_names) == (5, ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"])
+    x = inputs()
+    real = x["padding_mask"].astype(bool)
+    delta = max(max_delta(ours, theirs, real) for ours, theirs in per_token_outputs(model(x), hf_forward(hf, x)))
+    print(f"{architecture}: max |delta| {delta:.2e}")
+    assert delta <= ATOL
+
+    folder = save_hf_checkpoint(model, tmp_path / "back")
+    back, info = getattr(transformers, architecture).from_pretrained(
+        folder, attn_implementation="eager", output_loading_info=True
+    )
+    assert not any(info[kind] for kind in ("missing_keys", "unexpected_keys", "mismatched_keys")), info
+    for key in ("classifier_bias", "classifier_activation", "classifier_dropout", "num_labels", "id2label"):
+        assert getattr(back.config, key) == getattr(hf.config, key), key
+    outputs = per_token_outputs(model(x), hf_forward(back.eval(), x))
+    back_delta = max(max_delta(ours, theirs, real) for ours, theirs in outputs)
+    print(f"{cls.__name__} -> transformers: max |delta| {back_delta:.2e}")
+    assert back_delta <= ATOL
+
+
+# The masked LM: transformers' defaults, and every bias on with the tanh GELU and no decoder bias.
+MLM_CASES = {
+    "defaults": {},
+    "biases-tanh-no-decoder-bias": dict(classifier_bias=True, norm_bias=True, decoder_bias=False,
+                                        classifier_activation="gelu_pytorch_tanh"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MLM_CASES))
+def test_masked_lm_both_ways(case, tmp_path):
+    config = MLM_CASES[case]
+    hf = tiny_task_model("ModernBertForMaskedLM", seed=11 + sorted(MLM_CASES).index(case), **config)
+    hf.save_pretrained(tmp_path / "hf")
+    mlm = ModernBertMaskedLM.from_pretrained(tmp_path / "hf")
+    assert (mlm.head_bias, mlm.decoder_bias) == (config.get("classifier_bias", False), config.get("decoder_bias", True))
+    assert (mlm.masked_lm_head.output_bias is None) == (not mlm.decoder_bias)
+    x = inputs()
+    real = x["padding_mask"].astype(bool)
+    # Every position decoded, as transformers does without labels.
+    x["mask_positions"] = np.tile(np.arange(x["token_ids"].shape[1], dtype="int32"), (len(real), 1))
+    delta = max_delta(mlm(x), hf_forward(hf, x).logits, real)
+    print(f"ModernBertForMaskedLM {case}: max |delta| {delta:.2e}")
+    assert delta <= ATOL
+
+    folder = save_hf_checkpoint(mlm, tmp_path / "back")
+    back, info = transformers.ModernBertForMaskedLM.from_pretrained(
+        folder, attn_implementation="eager", output_loading_info=True
+    )
+    assert not any(info[kind] for kind in ("missing_keys", "unexpected_keys", "mismatched_keys")), info
+    for key in ("classifier_bias", "classifier_activation", "decoder_bias", "tie_word_embeddings"):
+        assert getattr(back.config, key) == getattr(hf.config, key), key
+    back_delta = max_delta(mlm(x), hf_forward(back.eval(), x).logits, real)
+    print(f"ModernBertMaskedLM -> transformers {case}: max |delta| {back_delta:.2e}")
     assert back_delta <= ATOL
 
 
@@ -120,3 +217,49 @@ def test_what_a_modernbert_head_cannot_be(tmp_path):
     # BERT's head on a ModernBERT encoder has no transformers class.
     with pytest.raises(ValueError, match="A BertClassifier on a ModernBertBackbone has no transformers class"):
         save_hf_checkpoint(BertClassifier(fresh.backbone, num_classes=2), tmp_path / "bert_head")
+
+
+def test_per_token_heads_round_trip_keras_and_train(tmp_path):
+    backbone = ModernBertBackbone(
+        vocabulary_size=50, num_layers=2, num_heads=4, hidden_dim=32, intermediate_dim=40, padding_id=0,
+        local_attention_window=6, global_attention_every_n_layers=2, max_sequence_length=64,
+    )
+    x = inputs()
+    tagger = ModernBertTokenClassifier(backbone, num_classes=3, head_bias=True, dropout=0.1)
+    (tmp_path / "tagger").mkdir(), (tmp_path / "qa").mkdir()
+    restored = run_saving_test(tagger, x, tmp_path / "tagger", atol=1e-5)
+    assert (restored.head_bias, restored.dropout, restored.prediction_head.use_bias) == (True, 0.1, True)
+    qa = ModernBertQuestionAnswerer(backbone, dropout=0.1, head_activation="gelu_approximate")
+    restored = run_saving_test(qa, x, tmp_path / "qa", atol=1e-5)
+    assert (restored.dropout, restored.head_activation, restored.output_dropout.rate) == (0.1, "gelu_approximate", 0.1)
+    qa.compile(optimizer=keras.optimizers.Adam(1e-2))
+    spans = {"start": np.array([1, 2, 0, 3]), "end": np.array([2, 4, 0, 3])}
+    losses = [float(qa.train_on_batch(x, spans, return_dict=True)["loss"]) for _ in range(5)]
+    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+@pytest.mark.only_backend("torch", reason=ONCE)
+def test_fine_tuning_builds_the_family_heads_and_what_needs_character_offsets_refuses(tmp_path):
+    from keras_bert import ModernBertTokenizer, export_saved_model
+    from preprocessing_helpers import write_modernbert_tokenizer_folder
+
+    backbone = ModernBertBackbone(
+        vocabulary_size=400, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=24, padding_id=0,
+    )
+    tagger = task_model_class(BertTokenClassifier, backbone)(backbone, num_classes=2, label_names=["O", "B-X"])
+    assert type(tagger) is ModernBertTokenClassifier
+    qa = task_model_class(BertQuestionAnswerer, backbone)(backbone)
+    assert type(qa) is ModernBertQuestionAnswerer
+    tokenizer = ModernBertTokenizer.from_pretrained(write_modernbert_tokenizer_folder(tmp_path, vocab_size=400))
+    # Byte-level BPE has no character offsets: entity spans and answers cannot be mapped back to the text.
+    for model, task in ((tagger, "token_classifier"), (qa, "question_answerer")):
+        with pytest.raises(ValueError, match=f"^A {task}'s serve_text maps tokens back to characters.*"
+                                             "ModernBertTokenizer has none") as error:
+            export_saved_model(model, tmp_path / task, tokenizer=tokenizer)
+        assert "\n" not in str(error.value)
+        assert not (tmp_path / task).exists()
+    # So do the fine-tuning job's question-answering features (answers are character spans of the contexts).
+    from keras_bert.preprocessing.task_data.squad_data import squad_features
+
+    with pytest.raises(ValueError, match="^Question answering maps answers to character offsets.*ModernBertTokenizer"):
+        squad_features([], tokenizer)

@@ -131,3 +131,39 @@ def test_from_size_and_argument_checks():
         ModernBertBackbone(**{**TINY, "local_attention_window": 0})
     with pytest.raises(ValueError, match="even head size: hidden_dim / num_heads = 36/4"):
         ModernBertBackbone(**{**TINY, "hidden_dim": 36})
+
+
+def test_packed_documents_attend_and_rotate_as_if_alone():
+    """Three documents in one packed row give each one's outputs alone: block-diagonal global and local attention,
+    rotary positions restarting at every document (the local radius, 2, is shorter than the documents)."""
+    unpacked = ModernBertBackbone(**TINY)
+    packed = ModernBertBackbone(**TINY, packed_inputs=True)
+    for block in unpacked.transformer_layers:  # sharper attention than the initial weights': rotations then matter
+        block.attention.qkv_dense.kernel.assign(block.attention.qkv_dense.kernel * 20.0)
+    packed.set_weights(unpacked.get_weights())
+    assert packed.input_names == ("token_ids", "padding_mask", "sequence_ids", "position_ids")
+    assert "packed_inputs" not in unpacked.get_config() and packed.get_config()["packed_inputs"]
+    lengths, row_length = [5, 7, 3], 16
+    rng = np.random.default_rng(3)
+    documents = [rng.integers(1, TINY["vocabulary_size"], size=n).astype("int32") for n in lengths]
+    row = {name: np.zeros((1, row_length), "int32") for name in packed.input_names}
+    start = 0
+    for number, document in enumerate(documents, start=1):
+        span = slice(start, start + len(document))
+        row["token_ids"][0, span], row["padding_mask"][0, span] = document, 1
+        row["sequence_ids"][0, span], row["position_ids"][0, span] = number, np.arange(len(document))
+        start += len(document)
+    together = keras.ops.convert_to_numpy(packed(row)["sequence_output"])[0]
+    # Each document alone, in one padded batch (padding is masked: the real tokens' outputs are the document's).
+    alone = {"token_ids": np.zeros((3, max(lengths)), "int32"), "padding_mask": np.zeros((3, max(lengths)), "int32")}
+    for i, document in enumerate(documents):
+        alone["token_ids"][i, : len(document)], alone["padding_mask"][i, : len(document)] = document, 1
+    alone = keras.ops.convert_to_numpy(unpacked(alone)["sequence_output"])
+    start = 0
+    for i, document in enumerate(documents):
+        np.testing.assert_allclose(together[start : start + len(document)], alone[i, : len(document)], atol=1e-5)
+        start += len(document)
+    # Rotary scores depend on distances only, so offsets shared by a document cancel; the positions are still read:
+    # all zeros (no rotation at all) change the outputs.
+    unrotated = packed({**row, "position_ids": np.zeros_like(row["position_ids"])})["sequence_output"]
+    assert np.abs(keras.ops.convert_to_numpy(unrotated)[0, : sum(lengths)] - together[: sum(lengths)]).max() > 1e-2

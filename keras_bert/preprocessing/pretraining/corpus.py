@@ -320,6 +320,8 @@ def tokenize_documents(documents, tokenizer, max_sentence_tokens=None, batch_siz
 
 def _tokenize_sentences(sentences, tokenizer, batch_size):
     """`(ids, word_starts)` numpy arrays (int32, int8) of every sentence, in order."""
+    if not hasattr(tokenizer, "tokenize_words"):
+        return _tokenize_by_word_start_tokens(sentences, tokenizer, batch_size)
     tokenized = []
     for begin in range(0, len(sentences), batch_size):
         words = tokenizer.tokenize_words(sentences[begin : begin + batch_size])
@@ -330,6 +332,20 @@ def _tokenize_sentences(sentences, tokenizer, batch_size):
         starts[word_splits[:-1]] = 1
         for lo, hi in zip(sentence_splits[:-1], sentence_splits[1:]):
             tokenized.append((values[lo:hi], starts[lo:hi]))
+    return tokenized
+
+
+def _tokenize_by_word_start_tokens(sentences, tokenizer, batch_size):
+    """`_tokenize_sentences` for a tokenizer that marks word starts in its tokens (byte-level BPE: `word_start_ids`)."""
+    starts_word = np.zeros(tokenizer.vocabulary_size(), np.int8)
+    starts_word[np.asarray(tokenizer.word_start_ids(), np.int64)] = 1
+    tokenized = []
+    for begin in range(0, len(sentences), batch_size):
+        ids = tokenizer.tokenize(sentences[begin : begin + batch_size])
+        values, splits = ids.flat_values.numpy().astype(np.int32), ids.row_splits.numpy()
+        starts = starts_word[values]
+        starts[splits[:-1][splits[:-1] < len(values)]] = 1  # a sentence's first token starts a word
+        tokenized += [(values[lo:hi], starts[lo:hi]) for lo, hi in zip(splits[:-1], splits[1:])]
     return tokenized
 
 

@@ -216,6 +216,9 @@ class _EpochPairs:
             tokenizer.pad_token_id, word_starts=self.start_docs, sentence_task=config.sentence_task,
             short_seq_prob=config.short_seq_prob,
             random_next_probability=config.random_next_probability, seed=f"{config.seed}:{key}",
+            # Packed full-sentence rows: one document per row before packing, so packed documents never attend
+            # to each other.
+            cross_documents=not config.packing,
         )
         if not config.packing:
             return pairs

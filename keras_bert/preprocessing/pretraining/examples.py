@@ -140,6 +140,7 @@ def create_pretraining_examples(
         create_sentence_rows(
             token_documents, sequence_length, *special_ids, word_starts=word_starts, sentence_task=sentence_task,
             short_seq_prob=short_seq_prob, random_next_probability=random_next_probability, seed=f"{seed}:{d}",
+            cross_documents=not pack_sequences,  # as the dynamic path: packed documents never share a row's attention
         )
         for d in range(dupe_factor)
     ]

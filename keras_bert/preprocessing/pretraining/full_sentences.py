@@ -9,6 +9,12 @@ epoch gives new rows) and their sentences streamed into rows of at most
 and a closing `[SEP]`. A sentence that does not fit starts the next row, so
 no sentence is cut (one longer than a whole row, which `tokenize_documents`
 never makes, is cut into row-sized pieces).
+
+With `cross_documents=False` a row holds one document's sentences only, and
+a document longer than a row continues in the next: rows for packing
+(`pack_pairs`), which then puts several short documents in one row, each
+with its own `[CLS] ... [SEP]`, positions and sequence id, so that packed
+documents do not attend to each other (ModernBERT's pretraining).
 """
 
 import random
@@ -19,7 +25,8 @@ from keras_bert.preprocessing.pretraining.config import check_sequence_length
 
 
 def create_full_sentence_rows(
-    documents, sequence_length, cls_token_id, sep_token_id, pad_token_id, word_starts=None, seed=0
+    documents, sequence_length, cls_token_id, sep_token_id, pad_token_id, word_starts=None, seed=0,
+    cross_documents=True,
 ):
     """Rows of contiguous full sentences, crossing documents with a `[SEP]` between them.
 
@@ -30,6 +37,7 @@ def create_full_sentence_rows(
         cls_token_id, sep_token_id, pad_token_id: the special ids.
         word_starts: optional, shaped like `documents`: 1 where a word starts.
         seed: int or str; the same seed gives the same rows.
+        cross_documents: bool. False ends a row at every document's end (see above).
 
     Returns:
         The dict of `create_nsp_pairs`: `"token_ids"`, `"segment_ids"` (all
@@ -45,6 +53,9 @@ def create_full_sentence_rows(
     rows, row = [], []  # row: (ids, starts) pieces of the open row
     used = 0
     for d in order:
+        if not cross_documents and row:
+            rows.append(row)
+            row, used = [], 0
         new_document = True
         for k, sentence in enumerate(documents[d]):
             ids = np.asarray(sentence, np.int32)

@@ -46,18 +46,22 @@ def create_sentence_rows(
     short_seq_prob=0.1,
     random_next_probability=0.5,
     seed=0,
+    cross_documents=True,
 ):
     """The rows of `sentence_task`: "nsp" pairs, "sop" pairs or "none" full-sentence rows.
 
     All three return the dict of `create_nsp_pairs` (for "none" `"nsp"` is all
     0 and `segment_ids` all 0), so packing and masking take them alike. For
     "sop", `random_next_probability` is the chance that a pair is swapped;
-    "none" uses neither it nor `short_seq_prob`.
+    "none" uses neither it nor `short_seq_prob`; with `cross_documents=False`
+    (rows to be packed) its rows hold one document each (`create_full_sentence_rows`).
     """
     check_choice("sentence_task", sentence_task, SENTENCE_TASKS)
     special = (cls_token_id, sep_token_id, pad_token_id)
     if sentence_task == "none":
-        return create_full_sentence_rows(documents, sequence_length, *special, word_starts=word_starts, seed=seed)
+        return create_full_sentence_rows(
+            documents, sequence_length, *special, word_starts=word_starts, seed=seed, cross_documents=cross_documents
+        )
     return _shuffled_pairs(
         sentence_task, documents, sequence_length, special, word_starts, short_seq_prob, random_next_probability, seed
     )

@@ -262,8 +262,15 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=None, ma
 
     Raises:
         ValueError: an answer that covers no token (e.g. only whitespace),
-            naming the question; window lengths that do not fit `sequence_length`.
+            naming the question; window lengths that do not fit `sequence_length`;
+            a tokenizer without character offsets (a byte-level BPE).
     """
+    if not hasattr(tokenizer, "tokenize_with_offsets"):
+        # Answers are character spans of the context: the labels and the decoding both need each token's span.
+        raise ValueError(
+            "Question answering maps answers to character offsets, which needs a tokenizer with "
+            f"`tokenize_with_offsets` (BertTokenizer); {type(tokenizer).__name__} has none."
+        )
     if not examples:
         raise ValueError("No examples to build features from.")
     max_query_length, doc_stride = qa_window_lengths(sequence_length, doc_stride, max_query_length)
