@@ -39,7 +39,7 @@ import keras
 from keras_bert.option_values import JAX_STRATEGIES, STRATEGIES, TF_STRATEGIES
 
 
-def bert_layout_map(device_mesh, model_axis="model"):
+def bert_layout_map(device_mesh, model_axis="model", gated_feed_forward=False):
     """A `keras.distribution.LayoutMap` that shards a BERT over `model_axis`.
 
     Variables are addressed by the stable sublayer names of keras_bert's
@@ -59,9 +59,29 @@ def bert_layout_map(device_mesh, model_axis="model"):
     makes), which moves a shard whose dimension the mesh axis does not divide
     (e.g. a vocabulary of 30522 over 4 devices) to another dimension.
 
+    A gated feed-forward network (`gated_feed_forward=True`, ModernBERT's
+    GeGLU) has an intermediate kernel of `(hidden, 2 * intermediate)` that
+    `TransformerEncoder` splits into the input half and the gate half, which
+    are multiplied element by element. Sharded over its columns in `n`
+    contiguous blocks, device `d` would hold columns of one half only (with
+    2 devices: all of the input half on one, all of the gate half on the
+    other), so each product would pair values held on different devices:
+    still computed right by JAX, but only after moving the whole intermediate
+    activation between devices in every block. Each half sharded evenly
+    over the axis needs interleaved blocks, which a layout of the 2-D kernel
+    cannot state; so the gated kernel (and bias) is replicated, every device
+    forms `act(input) * gate` in full, and the output kernel stays sharded over
+    `intermediate` (each device reads its rows of that product and the
+    partial outputs are summed, as for BERT). Both layouts compute the same
+    numbers; which is faster on real devices (replication's extra matmul work
+    against the column layout's traffic) has not been measured. The
+    command line's model-parallel strategy does not pass this flag yet.
+
     Args:
         device_mesh: a `keras.distribution.DeviceMesh` with an axis named `model_axis`.
         model_axis: the mesh axis to shard over.
+        gated_feed_forward: the blocks' feed-forward network is gated
+            (`ModernBertBackbone`): replicate its intermediate kernel and bias.
 
     Returns:
         A `keras.distribution.LayoutMap`.
@@ -77,8 +97,9 @@ def bert_layout_map(device_mesh, model_axis="model"):
     layout_map[r".*self_attention/qkv/kernel"] = (None, None, m, None)
     layout_map[r".*self_attention/qkv/bias"] = (None, m, None)
     layout_map[r".*self_attention/output/kernel"] = (m, None, None)
-    layout_map[r".*intermediate_dense/kernel"] = (None, m)
-    layout_map[r".*intermediate_dense/bias"] = (m,)
+    intermediate = None if gated_feed_forward else m
+    layout_map[r".*intermediate_dense/kernel"] = (None, intermediate)
+    layout_map[r".*intermediate_dense/bias"] = (intermediate,)
     layout_map[r".*output_dense/kernel"] = (m, None)
     return layout_map
 

@@ -12,6 +12,10 @@ A preset name is one of:
   and we do not: `bert_tiny_en_uncased_sst2` (a keras-hub fine-tune with no
   Hugging Face original), `multilingual_e5_small` and `mxbai_embed_xsmall_v1_en`
   (tokenizers other than BERT's WordPiece `vocab.txt`);
+- a ModernBERT preset (`modernbert_base_en`, `modernbert_large_en`) or its
+  Hugging Face id (`answerdotai/ModernBERT-base`, `-large`): the backbone is a
+  `ModernBertBackbone` (the repository's `model_type`), the tokenizer its
+  `tokenizer.json` (`Tokenizer.from_pretrained`, `ModernBertTokenizer`);
 - a Hugging Face id from the table (`google-bert/bert-base-uncased`, the 24
   small BERTs `google/bert_uncased_L-{2,...,12}_H-{128,...,768}_A-{2,...,12}`,
   `sentence-transformers/all-MiniLM-L6-v2`, ...), or its old short form
@@ -135,9 +139,19 @@ _GOOGLE_BERT = {
 }
 
 
+# ModernBERT (Answer.AI and LightOn): keras-hub has no name for it yet, so its names follow keras-hub's pattern.
+# `lowercase` False: its byte-level BPE keeps case (and has no casing option).
+_MODERN_BERT = {
+    "modernbert_base_en": ("answerdotai/ModernBERT-base",
+                           "ModernBERT-base, English and code, 8,192 tokens", False, 22, 768, 12),
+    "modernbert_large_en": ("answerdotai/ModernBERT-large",
+                            "ModernBERT-large, English and code, 8,192 tokens", False, 28, 1024, 16),
+}
+
+
 def _build_table():
     table = {}
-    for name, (hub_id, description, lowercase, layers, hidden, heads) in _KERAS_HUB.items():
+    for name, (hub_id, description, lowercase, layers, hidden, heads) in {**_KERAS_HUB, **_MODERN_BERT}.items():
         table[name] = Preset(name, hub_id, description, lowercase, layers, hidden, heads)
     for hub_id, (description, lowercase, layers, hidden, heads) in _GOOGLE_BERT.items():
         table[hub_id] = Preset(hub_id, hub_id, description, lowercase, layers, hidden, heads)

@@ -7,6 +7,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_bert.converters.checkpoint import resolve_location
 from keras_bert.converters.tokenizer_files import find_tokenizer_files
 from keras_bert.preprocessing._special_tokens import WHITE_SPACE, SpecialTokenSplitter, check_special_tokens
 from keras_bert.preprocessing._tokenizer_json import ADDED_TOKEN_FLAGS, UNICODE_FORMS, read_tokenizer_json
@@ -211,7 +212,7 @@ class BytePairTokenizer(Tokenizer):
 
     # ------------------------------------------------------------------ config
     @classmethod
-    def from_pretrained(cls, path, **kwargs):
+    def from_pretrained(cls, path, cache_dir=None, **kwargs):
         """Loads a checkpoint's `vocab.json` + `merges.txt`, or its `tokenizer.json` (see `tokenizer_files`).
 
         From a `tokenizer.json`, its added tokens, normalizer and
@@ -219,7 +220,10 @@ class BytePairTokenizer(Tokenizer):
         the special tokens as this family does.
 
         Args:
-            path: a Hugging Face folder, or one of its tokenizer files.
+            path: a Hugging Face folder, or one of its tokenizer files, or a
+                preset name / `hf://owner/name` (the Hugging Face cache;
+                downloaded when online), e.g. "modernbert_base_en".
+            cache_dir: Hugging Face cache folder for presets and hub names.
             **kwargs: constructor arguments that override the files'.
 
         Returns:
@@ -229,12 +233,19 @@ class BytePairTokenizer(Tokenizer):
             ValueError: missing files, or a `tokenizer.json` this tokenizer
                 would not follow exactly (the message says what in it).
         """
+        if not os.path.exists(os.fspath(path)):
+            path = resolve_location(path, cache_dir)[0]  # a preset or hf:// name; an unknown preset raises
         names, alternatives = cls.tokenizer_files
         files, _ = find_tokenizer_files(path, names, family=cls.family, alternatives=alternatives)
         arguments, layout = _read_files(files)
         if layout is not None:
             arguments.update(cls._layout_arguments(layout, files["tokenizer.json"]))
         return cls(**{**arguments, **kwargs})
+
+    @classmethod
+    def from_preset(cls, preset, cache_dir=None, **kwargs):
+        """`from_pretrained` under keras-hub's name, e.g. `ModernBertTokenizer.from_preset("modernbert_base_en")`."""
+        return cls.from_pretrained(preset, cache_dir=cache_dir, **kwargs)
 
     @classmethod
     def _layout_arguments(cls, layout, path):

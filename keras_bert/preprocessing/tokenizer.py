@@ -77,12 +77,16 @@ def tokenizer_class(path):
         ValueError: a `config.json` whose `model_type` has no tokenizer here, or a
             saved tokenizer file that names no class of this package.
     """
+    from keras_bert.converters.checkpoint import resolve_location  # presets: only when asked
     from keras_bert.converters.hf_checkpoint import read_hf_model_type  # its families: only when asked
 
     path = os.fspath(path)
     saved = _saved_tokenizer_file(path)
     if saved is not None:
         return _class_named(read_saved_tokenizer(saved)["class_name"])
+    if not os.path.exists(path) and not os.path.exists(path + ".index"):  # a TF1 prefix names no file
+        # A preset or hf:// name: its config.json in the Hugging Face cache names the class (modernbert_base_en).
+        path = resolve_location(path)[0]
     # A .keras file's tokenizer is in its sidecar files, whatever lies beside it.
     folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     has_config = os.path.exists(path) and not path.endswith(".keras") and os.path.isfile(
@@ -177,8 +181,10 @@ class Tokenizer(tf.Module):
         DistilBERT and ELECTRA a `BertTokenizer`. A keras-bert job's output
         folder that holds `SAVED_TOKENIZER_FILE` (`save_tokenizer_file`: its
         tokenizer was not WordPiece), or that file itself, gives the tokenizer
-        saved there. Anything else without a `config.json` beside it (a
-        Google TF1 folder, a `vocab.txt`, a `.keras` file, a preset name) is BERT's.
+        saved there. A preset or `hf://` name is its folder in the Hugging
+        Face cache (`modernbert_base_en`: a `ModernBertTokenizer`). Anything
+        else without a `config.json` beside it (a Google TF1 folder, a
+        `vocab.txt`, a `.keras` file) is BERT's.
 
         Args:
             path: a checkpoint folder or one of its files, or what

@@ -143,3 +143,67 @@ def test_unknown_and_uncached_presets_say_what_to_do(hub_cache, tmp_path, capsys
     error = capsys.readouterr().err
     assert "preset 'bert_large_en' (hf://google-bert/bert-large-cased) is not in the Hugging Face cache" in error
     assert len(error.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def modernbert_cache(tmp_path, monkeypatch):
+    """(transformers ModernBertForMaskedLM, cache): a tiny one stored as both answerdotai/ModernBERT-base and -large.
+
+    The snapshot holds what the real repositories hold: config.json (model_type "modernbert", architecture
+    ModernBertForMaskedLM), model.safetensors, tokenizer.json and tokenizer_config.json.
+    """
+    from family_helpers import hf_model
+    from keras_bert import ModernBertTokenizer
+    from preprocessing_helpers import write_modernbert_tokenizer_folder
+
+    folder = write_modernbert_tokenizer_folder(tmp_path / "modernbert", vocab_size=400)
+    tokenizer = ModernBertTokenizer.from_pretrained(folder)
+    config = transformers.ModernBertConfig(
+        vocab_size=tokenizer.vocabulary_size(), hidden_size=32, num_attention_heads=4, intermediate_size=48,
+        num_hidden_layers=3, local_attention=8, global_attn_every_n_layers=3, max_position_embeddings=64,
+        pad_token_id=tokenizer.pad_token_id, cls_token_id=tokenizer.cls_token_id, sep_token_id=tokenizer.sep_token_id,
+        bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
+    )  # fmt: skip
+    model = hf_model("ModernBertForMaskedLM", config, seed=5)
+    model.save_pretrained(folder)
+    cache = tmp_path / "hub"
+    for hub_id in ("answerdotai/ModernBERT-base", "answerdotai/ModernBERT-large"):
+        add_to_cache(cache, hub_id, folder)
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return model, cache
+
+
+def test_modernbert_presets_load_backbone_heads_and_tokenizer_from_the_cache(modernbert_cache):
+    from family_helpers import hf_forward
+    from keras_bert import ModernBertBackbone, ModernBertClassifier, ModernBertMaskedLM, ModernBertTokenizer
+    from keras_bert.preprocessing import BertInputPacker, Tokenizer
+
+    model, _ = modernbert_cache
+    presets = list_presets()
+    assert presets["modernbert_base_en"]["hub_id"] == "answerdotai/ModernBERT-base"
+    assert (presets["modernbert_large_en"]["num_layers"], presets["answerdotai/ModernBERT-large"]["hidden_dim"]) == (28, 1024)
+    # Tokenizer.from_pretrained picks the class from the cached config.json, as it does for a local folder.
+    tokenizer = Tokenizer.from_pretrained("modernbert_base_en")
+    assert isinstance(tokenizer, ModernBertTokenizer)
+    assert ModernBertTokenizer.from_preset("answerdotai/ModernBERT-large").get_config() == tokenizer.get_config()
+    texts = ["Emma", "Emma Woodhouse, handsome, clever, and rich, with a comfortable "
+             "home and happy disposition, seemed to unite some of the best blessings"]
+    inputs = {k: v.numpy() for k, v in BertInputPacker.from_tokenizer(tokenizer, 24)(texts).items() if k != "segment_ids"}
+    assert inputs["padding_mask"][0].sum() < 24 == inputs["padding_mask"][1].sum()  # a padded row; the 8-token window is shorter than the input
+    expected = hf_forward(model, inputs, output_hidden_states=True)
+    for name in ("modernbert_base_en", "answerdotai/ModernBERT-base", "hf://answerdotai/ModernBERT-large"):
+        backbone = ModernBertBackbone.from_preset(name)
+        ours = numpy_tree(backbone(inputs))["sequence_output"]
+        real = inputs["padding_mask"].astype(bool)
+        np.testing.assert_allclose(ours[real], expected.hidden_states[-1].numpy()[real], atol=1e-5)
+    logits = numpy_tree(ModernBertMaskedLM.from_preset("modernbert_large_en")({**inputs, "mask_positions": np.array([[1, 3]] * 2)}))
+    np.testing.assert_allclose(logits, expected.logits.numpy()[:, [1, 3]], atol=1e-5)
+    classifier = ModernBertClassifier.from_preset("modernbert_large_en", num_classes=2)  # a new head on the encoder
+    assert classifier.num_classes == 2 and classifier.backbone.num_layers == 3
+
+    backbone, tokenizer, description = load_init("modernbert_base_en", dropout=0.0)  # keras-bert finetune --init
+    assert isinstance(backbone, ModernBertBackbone) and isinstance(tokenizer, ModernBertTokenizer)
+    assert description == "preset modernbert_base_en (hf://answerdotai/ModernBERT-base)"
+    with pytest.raises(ValueError, match="modernbert"):  # the preset's family names the class to use
+        BertBackbone.from_preset("modernbert_base_en")

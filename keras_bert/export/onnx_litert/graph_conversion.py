@@ -65,6 +65,21 @@ def _named(outputs, names):
     return {names[0]: outputs}
 
 
+def _model_inputs(model, token_ids, segment_ids, padding_mask):
+    """The graph's inputs as the dict `model` takes: only the names its functional input has.
+
+    Every graph takes the three BERT inputs, so one runtime feeds any family;
+    a backbone without segment embeddings (ModernBERT, DistilBERT) must not
+    receive `segment_ids`: `stateless_call` bypasses `BertTask.__call__`, which
+    drops them, and a functional model given a dict with an extra key matches
+    its inputs by flattened position (sorted keys), so ModernBERT read
+    `segment_ids` as its token ids (logits 0.18 off on a tiny model, no error).
+    """
+    inputs = {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
+    expected = model.input
+    return {name: inputs[name] for name in expected} if isinstance(expected, dict) else inputs
+
+
 def _token_id_function(model, task, sequence_length=None):
     """`(tf.function, input_signature, names)`: the forward pass returning a dict keyed by `names`."""
     signature = _token_id_signature(task, sequence_length)
@@ -72,7 +87,7 @@ def _token_id_function(model, task, sequence_length=None):
 
     @tf.function(input_signature=signature)
     def forward(token_ids, segment_ids, padding_mask):
-        outputs = model({"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}, training=False)
+        outputs = model(_model_inputs(model, token_ids, segment_ids, padding_mask), training=False)
         return _named(outputs, names)
 
     return forward, signature, names
@@ -157,7 +172,7 @@ def _stateless_token_id_function(model, task):
 
     @tf.function(input_signature=signature)
     def forward(token_ids, segment_ids, padding_mask, *values):
-        inputs = {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
+        inputs = _model_inputs(model, token_ids, segment_ids, padding_mask)
         outputs, _ = model.stateless_call(
             list(values[: len(trainable)]), list(values[len(trainable):]), inputs, training=False
         )
