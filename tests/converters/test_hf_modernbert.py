@@ -71,6 +71,8 @@ def test_matches_transformers_modernbert_model(case, tmp_path):
     assert delta <= ATOL
 
 
+@pytest.mark.only_backend("torch", reason="which tensors of a ForMaskedLM folder are the encoder's is the converter's "
+                          "name table, the same on every backend; the encoder's numbers are checked on all three above")
 def test_masked_lm_checkpoint_loads_its_encoder(tmp_path):
     """`ModernBertForMaskedLM` keeps the encoder under `model.` beside its `head.*` and `decoder.*`."""
     hf = tiny_modernbert("ModernBertForMaskedLM", seed=3, **CASES["every-2-layers"])
@@ -81,6 +83,8 @@ def test_masked_lm_checkpoint_loads_its_encoder(tmp_path):
     assert max_delta(backbone(inputs)["sequence_output"], reference, inputs["padding_mask"]) <= ATOL
 
 
+@pytest.mark.only_backend("torch", reason="writing reads the weights as numpy, the same on every backend; written task "
+                          "models are compared with transformers on all three in test_hf_modernbert_tasks.py")
 def test_written_checkpoint_loads_in_transformers_with_the_same_outputs(tmp_path):
     backbone = ModernBertBackbone(
         vocabulary_size=50, num_layers=3, num_heads=4, hidden_dim=32, intermediate_dim=40, padding_id=0,
