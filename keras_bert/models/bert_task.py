@@ -14,6 +14,7 @@ from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, chec
 from keras_bert.models.pretrained import build_from_checkpoint, task_head_arguments
 from keras_bert.models.quantization import quantized_layers, restore_quantization, warn_if_int8_is_slow
 from keras_bert.optimizers import build_before_first_trace, create_optimizer
+from keras_bert.torch_training.compiled_train_step import CompiledTrainStep
 
 
 def check_num_classes(num_classes, where):
@@ -280,7 +281,9 @@ class BertTask(keras.Model):
         Here it changes nothing; a task that reads only part of the backbone's
         output skips the rest in it (`BertClassifier` with [CLS] pooling and
         `BertMultipleChoice`: the last block at [CLS], see `cls_only_scope`).
-        `fit`, `evaluate` and a direct call run without it.
+        `fit`, `evaluate` and a direct call run without it, except the compiled
+        torch train step (`jit_compile=True`), which traces in it: it changes no
+        output, so no loss or gradient either.
         """
         return contextlib.nullcontext()
 
@@ -325,7 +328,12 @@ class BertTask(keras.Model):
             loss: "auto" is the task's loss (see the class's `compile_defaults`).
             metrics: "auto" is the task's metrics.
             weighted_metrics: "auto" is the task's metrics weighted by the sample weights.
-            **kwargs: the other arguments of `keras.Model.compile`.
+            **kwargs: the other arguments of `keras.Model.compile`. On the torch
+                backend, `jit_compile=True` trains with `CompiledTrainStep`
+                (`keras_bert.torch_training`: the forward and loss traced once and
+                compiled, float32 linear layers through oneDNN on a CPU, the AdamW
+                update fused), not Keras' `torch.compile` of its step; `evaluate`
+                and `predict` then run eagerly.
         """
         if _is_auto(optimizer):
             optimizer = self.default_optimizer()
@@ -336,6 +344,25 @@ class BertTask(keras.Model):
                 kwargs.setdefault("loss_weights", defaults["loss_weights"])
             arguments = {name: defaults.get(name) if _is_auto(value) else value for name, value in arguments.items()}
         super().compile(optimizer=optimizer, **arguments, **kwargs)
+
+    # --- the compiled torch train step (`jit_compile=True` on torch)
+    def make_train_function(self, force=False):
+        if keras.backend.backend() != "torch" or not self.jit_compile or self.steps_per_execution > 1:
+            return super().make_train_function(force)  # (Keras' torch trainer refuses steps_per_execution > 1)
+        if self.train_function is None or force:
+            # Traced in `inference_scope`: it changes no output, so no loss or gradient, and a classifier's
+            # last block then runs its feed-forward network at [CLS] only, as nothing else reaches the loss.
+            self.train_function = CompiledTrainStep(
+                self, check_batch=self._check_data, forward_scope=self.inference_scope
+            )
+        return self.train_function
+
+    def _should_torch_compile(self):
+        # Keras' torch trainer asks this before it `torch.compile`s its test and predict steps with
+        # `jit_compile=True`. Its torch.compile of the train step measured no faster than eager after 125 s of
+        # compiling (issue 48); the test and predict steps were not measured: they stay eager here, and `fit`
+        # runs `CompiledTrainStep`. (TracedTorchModel is the fast inference path on torch.)
+        return False
 
     def compile_from_config(self, config):
         # Our `compile` fills defaults; a saved compile config already holds the
