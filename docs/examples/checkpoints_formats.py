@@ -10,7 +10,7 @@ import numpy as np
 
 import keras_bert
 
-print(len(keras_bert.list_presets()))  # → 91
+print(len(keras_bert.list_presets()))  # → 95
 # A keras-hub preset name, a Hugging Face id of the preset table, or any repository as hf://owner/name:
 backbone = keras_bert.BertBackbone.from_preset("bert_tiny_en_uncased")  # = google/bert_uncased_L-2_H-128_A-2
 tokenizer = keras_bert.BertTokenizer.from_preset("bert_tiny_en_uncased")  # its vocab.txt and casing
