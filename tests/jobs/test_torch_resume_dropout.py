@@ -18,47 +18,16 @@ import keras
 import numpy as np
 import pytest
 
-from harness import FIXTURE_VOCABULARY_SIZE, tiny_backbone
+from harness import tiny_backbone
 from keras_bert import BertClassifier
 from keras_bert.jobs.random_state import global_random_state, set_global_random_state
 from keras_bert.jobs.runner import JobRunner
+from resume_helpers import EVERY, INTERRUPT_AFTER, LENGTH, SEED, STEPS, InterruptAfter, Interrupted, batches
 
 pytestmark = pytest.mark.only_backend(
     "torch", reason="dropout draws from torch's global generator on torch only; TensorFlow and JAX draw from the "
     "model's seed generators, whose exact resume the kill-and-resume tests check on every backend"
 )
-
-STEPS, EVERY, INTERRUPT_AFTER, BATCH, LENGTH, SEED = 6, 2, 3, 4, 16, 7
-
-
-class Interrupted(Exception):
-    pass
-
-
-class InterruptAfter(keras.callbacks.Callback):
-    """Raises at the end of training step `step` of this `fit` (before that epoch's checkpoint)."""
-
-    def __init__(self, step):
-        super().__init__()
-        self.step, self.seen = step, 0
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.seen += 1
-        if self.seen == self.step:
-            raise Interrupted(f"after step {self.step}")
-
-
-def batches(start_step):
-    """The job's one seeded stream of batches, past the `start_step` trained on before (as the jobs skip them)."""
-    import tensorflow as tf  # the jobs' input pipelines are tf.data on every backend
-
-    rng = np.random.RandomState(0)
-    n = BATCH * STEPS
-    token_ids = rng.randint(5, FIXTURE_VOCABULARY_SIZE, (n, LENGTH)).astype("int32")
-    x = {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids), "padding_mask": np.ones_like(token_ids)}
-    y = rng.randint(0, 3, (n,)).astype("int32")
-    return tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH).repeat().skip(start_step)
-
 
 def train(out, resume=False, callbacks=()):
     """A tiny classifier with dropout 0.1 everywhere, `STEPS` steps with a checkpoint every `EVERY`."""

@@ -12,44 +12,16 @@ import keras
 import numpy as np
 import pytest
 
-from harness import FIXTURE_VOCABULARY_SIZE, tiny_backbone
+from harness import tiny_backbone
 from keras_bert import BertClassifier
 from keras_bert.jobs.runner import JobRunner
 from keras_bert.optimizers import create_optimizer
 from keras_bert.torch_training import CompiledTrainStep, compiled_train_step
+from resume_helpers import EVERY, INTERRUPT_AFTER, LENGTH, SEED, STEPS, InterruptAfter, Interrupted, batches
 
 pytestmark = pytest.mark.only_backend(
     "torch", reason="the compiled step is the torch backend's `jit_compile=True`; TensorFlow and JAX compile with XLA"
 )
-
-STEPS, EVERY, INTERRUPT_AFTER, BATCH, LENGTH, SEED = 6, 2, 3, 4, 16, 7
-
-
-class Interrupted(Exception):
-    pass
-
-
-class InterruptAfter(keras.callbacks.Callback):
-    def __init__(self, step):
-        super().__init__()
-        self.step, self.seen = step, 0
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.seen += 1
-        if self.seen == self.step:
-            raise Interrupted(f"after step {self.step}")
-
-
-def batches(start_step):
-    import tensorflow as tf  # the jobs' input pipelines are tf.data on every backend
-
-    rng = np.random.RandomState(0)
-    n = BATCH * STEPS
-    token_ids = rng.randint(5, FIXTURE_VOCABULARY_SIZE, (n, LENGTH)).astype("int32")
-    x = {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids), "padding_mask": np.ones_like(token_ids)}
-    y = rng.randint(0, 3, (n,)).astype("int32")
-    return tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH).repeat().skip(start_step)
-
 
 def train(out, resume=False, callbacks=()):
     keras.utils.set_random_seed(SEED)
