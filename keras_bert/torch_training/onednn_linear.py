@@ -18,6 +18,8 @@ external kernel, as it calls `aten.mm`.
 
 from typing import Optional
 
+from keras_bert.torch_training._graph_edits import finish_rewrite, swap_call
+
 # Part of the ops' names: inductor's on-disk cache keys a compiled graph by the ops it calls, not by their
 # Python bodies, so a change to what an op computes or to its output layout must come with a new version.
 VERSION = 1
@@ -110,14 +112,7 @@ def rewrite_linears(graph_module):
         bias = rest[0] if rest else node.kwargs.get("bias")
         onednn_linear_op()  # registers it
         op = getattr(torch.ops.keras_bert, NAME).default
-        with graph.inserting_before(node):
-            new = graph.call_function(op, (x, weight, bias))
-        new.meta = dict(node.meta)
-        node.replace_all_uses_with(new)
-        graph.erase_node(node)
+        swap_call(node, op, (x, weight, bias))
         replaced += 1
-    if replaced:
-        graph.lint()
-        graph_module.recompile()
-    return replaced
+    return finish_rewrite(graph_module, replaced)
 

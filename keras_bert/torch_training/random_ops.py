@@ -19,6 +19,8 @@ masks, with the same keep probability and scaling.
 
 import math
 
+from keras_bert.torch_training._graph_edits import finish_rewrite, swap_call
+
 
 def dropout(x, p, train):
     """`torch.nn.functional.dropout(x, p, training=train)`: keep with probability `1 - p`, scale by `1 / (1 - p)`."""
@@ -77,13 +79,6 @@ def rewrite_random_ops(graph_module):
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in replacements:
             continue
-        with graph.inserting_before(node):
-            new = graph.call_function(replacements[node.target], node.args, node.kwargs)
-        new.meta = dict(node.meta)
-        node.replace_all_uses_with(new)
-        graph.erase_node(node)
+        swap_call(node, replacements[node.target], node.args, node.kwargs)
         replaced += 1
-    if replaced:
-        graph.lint()
-        graph_module.recompile()
-    return replaced
+    return finish_rewrite(graph_module, replaced)
