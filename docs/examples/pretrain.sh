@@ -9,3 +9,12 @@ keras-bert pretrain --corpus my_texts/ --eval-corpus heldout/ \
     --steps 5000 --checkpoint-every 500 --learning-rate 1e-3 \
     --masking whole-word --out runs/mini
 # --8<-- [end:pretrain]
+
+# The small-compute recipe (pre-LN, gated GELU, no biases, no dropout, 30% masking, MLM only):
+# --8<-- [start:small-compute]
+keras-bert pretrain --corpus my_texts/ --eval-corpus heldout/ \
+    --vocab vocab.txt --size mini --sequence-length 128 --batch-size 32 \
+    --steps 5000 --checkpoint-every 500 --learning-rate 1e-3 \
+    --normalize-first --gated-feed-forward --no-biases --dropout 0 \
+    --masking-rate 0.3 --sentence-task none --out runs/small-compute
+# --8<-- [end:small-compute]

@@ -14,6 +14,12 @@ import dataclasses
 from keras_bert.converters.hf_config_fields import activation, constructor_arguments, position_embedding_type
 from keras_bert.converters.weight_tables import table_entries
 
+# What every transformers BERT-family checkpoint computes, where a keras_bert backbone may differ (BertBackbone's
+# small-compute options): such a backbone is refused by name rather than written with weights missing.
+CHECKPOINT_ARCHITECTURE = {
+    "gated_feed_forward": False, "attention_bias": True, "feed_forward_bias": True, "layer_norm_bias": True,
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class Family:
@@ -115,7 +121,23 @@ class Family:
             raise ValueError(
                 f"{form} backbones (normalize_first={normalize_first}) have no counterpart in {self.title} checkpoints."
             )
+        self.check_architecture(backbone)
         return table_entries(backbone, self.backbone)
+
+    def check_architecture(self, backbone):
+        """Raises ValueError where `backbone` has an option its family's checkpoints cannot hold.
+
+        BertBackbone's small-compute options (a gated feed-forward, no biases) are fixed in every family but
+        ModernBERT, whose bias options are config fields of its own.
+        """
+        refused = {
+            name: getattr(backbone, name)
+            for name, checkpoint_value in CHECKPOINT_ARCHITECTURE.items()
+            if name not in self.config_fields and getattr(backbone, name, checkpoint_value) != checkpoint_value
+        }
+        if refused:
+            options = ", ".join(f"{name}={value}" for name, value in refused.items())
+            raise ValueError(f"A backbone with {options} has no counterpart in {self.title} checkpoints.")
 
     def model_entries(self, model):
         """`WeightEntry`s of a backbone, or of a task model's backbone and of the heads its checkpoints hold."""

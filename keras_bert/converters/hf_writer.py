@@ -131,6 +131,7 @@ def hf_config(backbone, architecture="BertModel"):
         }
     if backbone.normalize_first:
         raise ValueError("Pre-LN backbones (normalize_first=True) have no Hugging Face BERT counterpart.")
+    BERT.check_architecture(backbone)
     return {
         "architectures": [architecture],
         "model_type": BERT.model_type,

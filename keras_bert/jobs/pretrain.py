@@ -51,10 +51,15 @@ from keras_bert.optimizers import create_optimizer
 # continue a different training.
 _RESUME_KEYS = ("corpus", "size", "steps", "optimizer", "learning_rate", "weight_decay", "warmup_steps",
                 "gradient_accumulation_steps", "checkpoint_every", "lowercase", "dropout", "dtype",
-                "objective", "generator_size", "rtd_weight", "family")
+                "objective", "generator_size", "rtd_weight", "family", "encoder")
 # The models `objective` picks: BERT's masked LM (+ the sentence task of the data options) or ELECTRA's
 # replaced-token detection (the data objectives, masking and sentence task, are `PretrainingDataConfig`'s).
 MODEL_OBJECTIVES = ("bert", "electra")
+# BertBackbone's encoder options as BERT has them (the job's `encoder` record when none is given).
+ENCODER_DEFAULTS = {
+    "normalize_first": False, "gated_feed_forward": False, "attention_bias": True, "feed_forward_bias": True,
+    "layer_norm_bias": True,
+}
 # The backbone families `family` picks, and the data options each one's recipe sets where the caller gives none.
 # ModernBERT (Warner et al., 2024): masked LM only at 30%, packed documents that do not attend to each other.
 FAMILY_DATA_DEFAULTS = {
@@ -144,6 +149,7 @@ def pretrain(options, **data_options):
     warmup_steps = int(0.1 * o.steps) if o.warmup_steps is None else o.warmup_steps
     config = _data_config(o.data, data_options, o.seed, o.family)
     objective = objective_options(o.objective, o.size, config, o.generator_size, o.rtd_weight, o.family)
+    encoder = encoder_options(o.normalize_first, o.gated_feed_forward, o.biases, o.family, o.objective)
     # Before any other TensorFlow work: MultiWorkerMirroredStrategy configures
     # the runtime for the cluster when it is created.
     distributed = resolve_strategy(o.strategy, mesh_shape=o.mesh_shape, tpu=o.tpu)
@@ -155,7 +161,7 @@ def pretrain(options, **data_options):
     job = dict(
         corpus=str(o.corpus), eval_corpus=str(o.eval_corpus) if o.eval_corpus else None, size=o.size, steps=o.steps,
         optimizer=o.optimizer, **updates, checkpoint_every=checkpoint_every, lowercase=o.lowercase, dropout=o.dropout,
-        family=o.family,
+        family=o.family, encoder=encoder,
         dtype=str(o.dtype) if o.dtype else None, backend=keras.backend.backend(),
         strategy=o.strategy if o.strategy is None or isinstance(o.strategy, str) else type(o.strategy).__name__,
         mesh_shape=list(o.mesh_shape) if o.mesh_shape else None, data_parallel_size=replicas,
@@ -175,7 +181,7 @@ def pretrain(options, **data_options):
         lambda: _build_pretrainer(
             o.size, tokenizer.vocabulary_size(), config, o.dropout, o.dtype,
             create_optimizer(o.optimizer, total_steps=o.steps, **updates), o.steps_per_execution, **objective,
-            family=o.family, padding_id=tokenizer.pad_token_id,
+            family=o.family, padding_id=tokenizer.pad_token_id, encoder=encoder,
         )
     )
     train, validation, baselines = _datasets(
@@ -284,6 +290,20 @@ def objective_options(objective, size, config, generator_size=0.25, rtd_weight=5
     return {"objective": objective, "generator_size": generator_size, "rtd_weight": rtd_weight}
 
 
+def encoder_options(normalize_first, gated_feed_forward, biases, family="bert", objective="bert"):
+    """The BertBackbone arguments of the encoder options (the job records them as `encoder`), after checking that
+    the family takes them: ModernBERT's encoder is fixed (pre-LN, gated, bias-free), ELECTRA's is BERT's."""
+    encoder = {"normalize_first": bool(normalize_first), "gated_feed_forward": bool(gated_feed_forward)}
+    encoder.update(attention_bias=bool(biases), feed_forward_bias=bool(biases), layer_norm_bias=bool(biases))
+    changed = [name for name, value in encoder.items() if value != ENCODER_DEFAULTS[name]]
+    if changed and (family != "bert" or objective != "bert"):
+        raise ValueError(
+            f"The encoder options ({', '.join(changed)}) build a BertBackbone for family='bert', objective='bert'. "
+            f"Received: family={family!r}, objective={objective!r}"
+        )
+    return encoder
+
+
 def electra_heldout_metrics(final_metrics):
     """The held-out accuracies of an ELECTRA run: the generator's MLM, replaced-token detection (all tokens,
     replaced tokens, and the all-original baseline)."""
@@ -315,7 +335,7 @@ def _build_electra_pretrainer(
 
 
 def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, objective="bert",
-                      family="bert", padding_id=0, **electra_options):
+                      family="bert", padding_id=0, encoder=None, **electra_options):
     """A new, compiled `BertPretrainer` of `size` for batches shaped by `config` (or the `ElectraPretrainer`)."""
     if objective == "electra":
         return _build_electra_pretrainer(
@@ -337,6 +357,7 @@ def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, 
         dropout=dropout,
         dtype=dtype,
         packed_inputs=config.pack_sequences,
+        **(encoder or {}),
     )
     model = BertPretrainer(backbone, sentence_head=config.sentence_task != "none")
     model.compile(optimizer=optimizer, steps_per_execution=steps_per_execution)

@@ -14,6 +14,7 @@ from keras_bert.jobs.run_options import RunOptions
 
 _DATA = "pretraining data (PretrainingDataConfig; its defaults where not given)"
 _ELECTRA = "--objective electra"
+_ARCHITECTURE = "encoder options (--family bert)"
 
 
 def mixed_precision(text):
@@ -69,6 +70,14 @@ class PretrainOptions(DistributionOptions, RunOptions):
     generator_size: float = option(0.25, "the generator's width as a fraction of the discriminator's, in (0, 1]",
                                    type=float, check=within("(0, 1]"), group=_ELECTRA)
     rtd_weight: float = option(50.0, "weight of the RTD loss", type=float, check=positive_number, group=_ELECTRA)
+    # Architecture options of `family="bert"` (BertBackbone's): together, the small-compute recipe's encoder.
+    normalize_first: bool = option(False, "pre-LN blocks with a final LayerNorm (BERT: post-LN). With the two below, "
+                                          "--dropout 0 and --masking-rate 0.3: the small-compute recipe (Cramming)",
+                                   switches={"--normalize-first": True}, group=_ARCHITECTURE)
+    gated_feed_forward: bool = option(False, "a gated GELU feed-forward (GeGLU) instead of BERT's two dense layers",
+                                      switches={"--gated-feed-forward": True}, group=_ARCHITECTURE)
+    biases: bool = option(True, "no biases in the attention, feed-forward and masked-LM head layers, no LayerNorm "
+                                "betas", switches={"--no-biases": False}, group=_ARCHITECTURE)
     # ----------------------------------------------------------------- data options (`**data_options` of `pretrain`)
     sequence_length: int = option(None, "the length of every example (default 128; with --budget-minutes, the "
                                         "recipe's)", type=int, group=_DATA, python=False)
@@ -77,6 +86,8 @@ class PretrainOptions(DistributionOptions, RunOptions):
     masking: str = option(None, "token (the default); whole-word (the default with --budget-minutes); span (SpanBERT: "
                                 "whole-word spans, geometric lengths); ngram (1..--max-ngram whole words, weights 1/n)",
                           choices=["token", "whole-word", "span", "ngram"], group=_DATA, python=False)
+    masking_rate: float = option(None, "share of the real tokens masked and predicted (default 0.15; --family "
+                                       "modernbert: 0.3)", type=float, check=within("(0, 1)"), group=_DATA, python=False)
     span_p: float = option(None, "--masking span: geometric p in (0, 1] (default 0.2)", type=float, group=_DATA,
                            python=False)
     max_span_length: int = option(None, "--masking span: longest span in words (default 10)", type=int, group=_DATA,

@@ -26,6 +26,17 @@ class BertBackbone(EncoderBackbone):
         num_segments: int. Number of segment (token type) ids (BERT: 2).
         layer_norm_epsilon: float. BERT uses 1e-12.
         normalize_first: bool. Pre-LN blocks (and a final LayerNorm) instead of BERT's post-LN.
+        gated_feed_forward: bool. A gated feed-forward (GeGLU with "gelu":
+            `activation(x W_gate) * (x W_in)`, then `W_out`) instead of BERT's
+            two dense layers; its input projection is twice `intermediate_dim` wide.
+        attention_bias: bool. Biases in the attention projections (BERT: yes).
+        feed_forward_bias: bool. Biases in the feed-forward layers, and in the
+            masked-LM head's transform (BERT: yes).
+        layer_norm_bias: bool. A bias (beta) in every LayerNorm, the masked-LM
+            head's included (BERT: yes). The three bias options off and
+            `normalize_first`, `gated_feed_forward` on give the small-compute
+            pretraining recipe's encoder (Geiping & Goldstein, 2022, "Cramming");
+            such a backbone has no transformers BERT counterpart.
         output_hidden_states: bool. Also output every layer's hidden states.
         output_attentions: bool. Also output every layer's attention probabilities
             (slower: attention then runs without the fused kernel).
@@ -83,12 +94,20 @@ class BertBackbone(EncoderBackbone):
 
     model_type = "bert"
     # Configs (and `.keras` files) from before these options existed stay as they were.
-    omitted_when_default = ("packed_inputs", "activation")
+    omitted_when_default = (
+        "packed_inputs", "activation", "gated_feed_forward", "attention_bias", "feed_forward_bias", "layer_norm_bias",
+    )
+
+    @property
+    def masked_lm_head_options(self):
+        """A bias-free backbone gets a bias-free head transform (BERT's head otherwise)."""
+        return {"transform_bias": self.feed_forward_bias, "layer_norm_bias": self.layer_norm_bias}
 
     def __init__(
         self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
         max_sequence_length=512, num_segments=2, layer_norm_epsilon=1e-12, normalize_first=False,
-        output_hidden_states=False, output_attentions=False, packed_inputs=False, activation="gelu", dtype=None,
+        output_hidden_states=False, output_attentions=False, packed_inputs=False, activation="gelu",
+        gated_feed_forward=False, attention_bias=True, feed_forward_bias=True, layer_norm_bias=True, dtype=None,
         **kwargs,
     ):
         super().__init__(**constructor_arguments(locals()))

@@ -133,6 +133,7 @@ class EncoderBackbone(keras.Model):
             num_segments=config.get("num_segments", 0),
             dropout=config["dropout"],
             layer_norm_epsilon=config["layer_norm_epsilon"],
+            layer_norm_bias=config.get("layer_norm_bias", True),
             dtype=dtype,
             name="embeddings",
         )
@@ -157,7 +158,8 @@ class EncoderBackbone(keras.Model):
         if not config.get("normalize_first"):
             return None
         return keras.layers.LayerNormalization(
-            epsilon=config["layer_norm_epsilon"], dtype=dtype, name="final_layer_norm"
+            epsilon=config["layer_norm_epsilon"], center=config.get("layer_norm_bias", True), dtype=dtype,
+            name="final_layer_norm",
         )
 
     def transformer_block(self, config, dtype, index, name):
@@ -169,6 +171,11 @@ class EncoderBackbone(keras.Model):
             layer_norm_epsilon=config["layer_norm_epsilon"],
             normalize_first=config.get("normalize_first", False),
             activation=config["activation"],
+            # BertBackbone's small-compute options; the other families' blocks are BERT's.
+            gated_feed_forward=config.get("gated_feed_forward", False),
+            attention_bias=config.get("attention_bias", True),
+            feed_forward_bias=config.get("feed_forward_bias", True),
+            layer_norm_bias=config.get("layer_norm_bias", True),
             dtype=dtype,
             name=name,
         )

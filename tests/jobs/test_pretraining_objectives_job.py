@@ -91,3 +91,34 @@ def test_bad_objective_options_name_the_value_and_write_nothing(corpus, tmp_path
     assert status != 0
     assert f"received {float(value) if flag == '--span-p' else int(value)!r}" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.only_backend("torch", reason="the options reach BertBackbone's constructor, tested on every backend in "
+                          "tests/models/test_bert_backbone.py; the job's wiring is backend-independent")
+def test_the_small_compute_recipe_options_reach_the_model_and_the_record(corpus, tmp_path, capsys):
+    out = tmp_path / "run"
+    status = main(argv(corpus, out, "--sentence-task", "none", "--normalize-first", "--gated-feed-forward",
+                       "--no-biases", "--masking-rate", "0.3", "--dropout", "0"))
+    assert status == 0, capsys.readouterr().err
+    config = json.loads((out / "config.json").read_text())
+    assert config["job"]["encoder"] == {"normalize_first": True, "gated_feed_forward": True, "attention_bias": False,
+                                        "feed_forward_bias": False, "layer_norm_bias": False}
+    assert config["job"]["masking_rate"] == 0.3 and config["job"]["dropout"] == 0.0
+    backbone = keras.saving.load_model(str(out / "model.keras")).backbone
+    assert backbone.normalize_first and backbone.gated_feed_forward and not backbone.layer_norm_bias
+    # 30% of 32 tokens: the batches decode round(0.3 * 32) = 10 masked positions a row (0.15 would give 5).
+    assert config["job"]["max_predictions_per_seq"] in (None, 10)
+    # A resumed run must have the same encoder: another one is refused by name.
+    status = main(argv(corpus, out, "--sentence-task", "none", "--normalize-first", "--masking-rate", "0.3",
+                       "--dropout", "0", "--resume"))
+    assert status != 0 and "encoder" in capsys.readouterr().err
+
+
+@pytest.mark.only_backend("torch", reason="argument checks before any training; backend-independent")
+def test_encoder_options_are_refused_where_the_family_fixes_its_encoder(corpus, tmp_path, capsys):
+    status = main(argv(corpus, tmp_path / "run", "--family", "modernbert", "--gated-feed-forward"))
+    assert status != 0
+    assert "family='modernbert'" in capsys.readouterr().err and not (tmp_path / "run" / "model.keras").exists()
+    with pytest.raises(SystemExit):  # refused while parsing
+        main(argv(corpus, tmp_path / "run2", "--masking-rate", "1.5"))
+    assert "Received: masking_rate=1.5" in capsys.readouterr().err and not (tmp_path / "run2").exists()

@@ -224,3 +224,47 @@ def test_gelu_approximate_round_trips_through_hugging_face(tmp_path):
 def test_rejects_unknown_activation():
     with pytest.raises(ValueError, match="Received: activation='swish'"):
         tiny_backbone(**TINY, activation="swish")
+
+
+SMALL_COMPUTE = dict(normalize_first=True, gated_feed_forward=True, attention_bias=False, feed_forward_bias=False,
+                     layer_norm_bias=False)
+
+
+def test_small_compute_options_build_train_save_and_learn(tmp_path):
+    """Pre-LN, GeGLU, no biases (the Cramming recipe's encoder): shapes, config and `.keras` round trips, and
+    a masked LM on it learns a fixed batch (the loss falls by half)."""
+    from keras_bert import BertMaskedLM
+
+    inputs = random_bert_inputs(3, 8, TINY["vocabulary_size"])
+    backbone = run_model_test(lambda: tiny_backbone(**TINY, **SMALL_COMPUTE), inputs,
+                              {"sequence_output": (3, 8, 16), "pooled_output": (3, 16)}, tmp_path)
+    names = {w.path for w in backbone.weights}
+    # No bias or LayerNorm beta anywhere in the encoder (the pooler, a sentence head, keeps its bias).
+    assert not [n for n in names if (n.endswith("bias") or n.endswith("beta")) and "pooler" not in n]
+    # The gated feed-forward's input projection holds the gate and the value: twice intermediate_dim.
+    block = backbone.transformer_layers[0]
+    assert block.gated_feed_forward and not block.attention_bias
+    shapes = {w.path.split("/", 1)[1]: tuple(w.shape) for w in block.weights}
+    assert shapes["intermediate_dense/kernel"] == (16, 2 * 32) and shapes["output_dense/kernel"] == (32, 16)
+    # Configs written before the options existed stay as they were; a round trip keeps the options.
+    assert "gated_feed_forward" not in tiny_backbone(**TINY).get_config()
+    assert {k: backbone.get_config()[k] for k in SMALL_COMPUTE} == SMALL_COMPUTE
+
+    masked_lm = BertMaskedLM(backbone)
+    assert not masked_lm.masked_lm_head.transform_bias and not masked_lm.masked_lm_head.layer_norm_bias
+    batch = {**inputs, "mask_positions": np.array([[1, 2, 3]] * 3, "int32")}
+    labels = np.random.default_rng(0).integers(5, TINY["vocabulary_size"], (3, 3))
+    masked_lm.compile(optimizer=keras.optimizers.Adam(1e-2), loss=keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True))
+    losses = [float(masked_lm.train_on_batch(batch, labels, return_dict=True)["loss"]) for _ in range(30)]
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+@pytest.mark.only_backend("tensorflow", reason="a config check before any weight is read; backend-independent")
+def test_small_compute_options_have_no_transformers_bert_counterpart(tmp_path):
+    from keras_bert.converters.hf_writer import save_hf_checkpoint
+
+    for options in ({"gated_feed_forward": True}, {"attention_bias": False}, {"layer_norm_bias": False}):
+        with pytest.raises(ValueError, match=f"{next(iter(options))}=.* has no counterpart in"):
+            save_hf_checkpoint(tiny_backbone(**TINY, **options), str(tmp_path / "hf"))
+        assert not (tmp_path / "hf" / "model.safetensors").exists()
