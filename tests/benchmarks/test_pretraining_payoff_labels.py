@@ -1,4 +1,4 @@
-"""The GPU pretraining-payoff study (benchmarks/studies/pretraining_payoff_gpu/) end to end in its quick mode, on CPU.
+"""The GPU pretraining-payoff study (benchmarks/studies/pretraining_payoff_labels/) end to end in its quick mode, on CPU.
 
 `prepare.py --quick` tokenizes a slice of the real data here (TensorFlow); `study.py --quick` then runs in
 a Python where TensorFlow is not installed at all, on JAX, as on the GPU machine: tiny model, a few
@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks.studies.pretraining_payoff_gpu import data, prepare
+from benchmarks.studies.pretraining_payoff_labels import data, prepare
 from harness import REPO_ROOT, SHARED_DATA, TENSORFLOW_PACKAGES, run_with_packages_hidden
 
 # The study runs in its own JAX process whatever the pass's backend: one pass checks it.
@@ -52,8 +52,8 @@ def test_the_splits_are_disjoint_and_no_held_out_sentence_is_pretraining_text(pr
 def test_the_quick_study_runs_without_tensorflow_and_writes_every_figure(prepared, tmp_path):
     out = tmp_path / "out"
     arguments = ["--quick", "--prepared", str(prepared), "--out", str(out),
-                 "--inits", "random", "pretrained_full", "minilm"]
-    script = f"from benchmarks.studies.pretraining_payoff_gpu import study; study.main({arguments!r})"
+                 "--inits", "random", "pretrained_full", "minilm", "--checkpoint-minutes", "5"]
+    script = f"from benchmarks.studies.pretraining_payoff_labels import study; study.main({arguments!r})"
     run = run_with_packages_hidden(script, TENSORFLOW_PACKAGES, tmp_path, env={"KERAS_BACKEND": "jax"},
                                    python_path=[REPO_ROOT], timeout=240)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -79,3 +79,74 @@ def test_the_quick_study_runs_without_tensorflow_and_writes_every_figure(prepare
     assert not any("test_accuracy" in r for r in results["runs"] if not r["chosen"])
     first_seed = [r for r in results["runs"] if r["init"] == "pretrained_full" and r["seed"] == 0]
     assert {r["learning_rate"] for r in first_seed} == {1e-3, 3e-4}  # the grid, validation choosing
+
+    # The same command again would lose the study: refused. With --resume, nothing finished runs again.
+    (tmp_path / "again").mkdir()
+    (tmp_path / "resumed").mkdir()
+    again = run_with_packages_hidden(script, TENSORFLOW_PACKAGES, tmp_path / "again", env={"KERAS_BACKEND": "jax"},
+                                     python_path=[REPO_ROOT], timeout=240)
+    assert again.returncode != 0 and "--resume continues it" in again.stderr
+    resumed_script = script.replace("'5']", "'5', '--resume']")
+    resumed = run_with_packages_hidden(resumed_script, TENSORFLOW_PACKAGES, tmp_path / "resumed", env={"KERAS_BACKEND": "jax"},
+                                       python_path=[REPO_ROOT], timeout=240)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "resumed finished weights" in resumed.stdout
+    after = json.loads((out / "results.json").read_text())
+    assert after["runs"] == results["runs"] and after["pretraining"] == pretraining
+    assert after["earlier_commands"][0]["command"] == results["command"]
+
+    # Pooling files (here one): the payoff is each pretrained run minus random initialisation's of its seed.
+    from benchmarks.studies.pretraining_payoff_labels import combine
+
+    table = combine.main([str(out / "results.json"), "--out", str(tmp_path / "pooled")])
+    budget = budgets[0]
+    by_seed = {init: {r["seed"]: r["test_accuracy"] for r in chosen if r["init"] == init and r["budget"] == budget}
+               for init in inits}
+    differences = [by_seed["pretrained_full"][s] - by_seed["random"][s] for s in sorted(by_seed["random"])]
+    assert table[budget]["payoff_pretrained_full"]["mean"] == pytest.approx(np.mean(differences), abs=1e-4)
+    assert table[budget]["random"]["test_accuracy"] == results["summary"][budget]["random"]["test_accuracy"]
+
+
+def test_a_resumed_pretraining_takes_the_steps_of_the_uninterrupted_one(tmp_path):
+    """Stopped after 3 of 6 steps (a deadline already past), written, read back and finished: the same weights
+    as 6 steps in one go, bit for bit (the schedule depends on the step, batches and masks on the saved key)."""
+    import jax
+
+    from benchmarks.studies.pretraining_payoff_labels import checkpoints, study, training
+    from keras_bert.models.bert_masked_lm import BertMaskedLM
+    from keras_bert.optimizers import create_optimizer
+
+    special = {"pad": 0, "cls": 2, "sep": 3, "mask": 4, "unk": 1}
+    rows = np.random.default_rng(0).integers(5, 60, size=(32, 16)).astype(np.int32)
+    rows[:, 0], rows[:, -1] = special["cls"], special["sep"]
+
+    def job_and_state():
+        study.seed_everything(0)
+        backbone = study.BertBackbone(vocabulary_size=60, num_layers=1, num_heads=2, hidden_dim=16,
+                                      intermediate_dim=32, dropout=0.0, max_sequence_length=16, normalize_first=True,
+                                      gated_feed_forward=True, attention_bias=False, feed_forward_bias=False,
+                                      layer_norm_bias=False)
+        masked_lm = BertMaskedLM(backbone)
+        optimizer = create_optimizer(learning_rate=1e-3, weight_decay=0.01)
+        optimizer.build(masked_lm.trainable_variables)
+        job = training.Pretraining(masked_lm, optimizer, {"austen": rows, "reviews": rows}, special, 0.3, 4, 0.5)
+        return job, job.initial_state(0)
+
+    job, state = job_and_state()
+    straight, snapshots, _, _ = job.run(state, 6, 1e-2, 0.3, deadline=float("inf"), snapshot_at={3}, log_every=1)
+
+    job, state = job_and_state()
+    writer = checkpoints.PretrainingCheckpoints(str(tmp_path), {"planned_steps": 6}, 0.0, 0.0, 0.0)
+    _, _, _, done = job.run(state, 6, 1e-2, 0.3, deadline=0.0, snapshot_at={3}, log_every=3, checkpoint=writer)
+    assert done == 3
+    job, fresh = job_and_state()
+    saved = checkpoints.load_pretraining(str(tmp_path), fresh)
+    assert saved["step"] == 3 and set(saved["snapshots"]) == {3}
+    resumed, resumed_snapshots, curve, done = job.run(
+        saved["state"], 6, 1e-2, 0.3, deadline=float("inf"), snapshot_at={3}, log_every=1, start_step=saved["step"],
+        snapshots=saved["snapshots"], curve=saved["curve"])
+    assert done == 6 and [point["step"] for point in curve] == [3, 4, 5, 6]
+    for a, b in zip(straight[0] + straight[2], resumed[0] + resumed[2], strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    for a, b in zip(snapshots[3], resumed_snapshots[3], strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -1,7 +1,7 @@
 """Prepares the GPU study's inputs here, where TensorFlow is: token ids, labels, splits, a trimmed all-MiniLM-L6-v2.
 
-    KERAS_BACKEND=jax .venv/bin/python -m benchmarks.studies.pretraining_payoff_gpu.prepare
-        [--out benchmarks/studies/pretraining_payoff_gpu/.prepared] [--vocab-size 8192] [--quick]
+    KERAS_BACKEND=jax .venv/bin/python -m benchmarks.studies.pretraining_payoff_labels.prepare
+        [--out benchmarks/studies/pretraining_payoff_labels/.prepared] [--vocab-size 8192] [--quick]
 
 The GPU machine has no TensorFlow, so the WordPiece tokenizer (keras_bert's, TensorFlow ops) and the
 vocabulary learner run here, once. Writes into `--out` (git-ignored; the device command carries it):
@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the checkout: `benchmarks` and `keras_bert`
-from benchmarks.studies.pretraining_payoff_gpu import data  # noqa: E402
+from benchmarks.studies.pretraining_payoff_labels import data  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SEQUENCE_LENGTH = 128  # pretraining rows

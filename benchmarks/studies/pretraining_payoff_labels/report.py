@@ -80,7 +80,7 @@ def markdown(results):
     if results["quick"]:
         lines += ["> QUICK MODE: tiny model, few steps, a slice of the data, on " + env["device"] +
                   ". These numbers check the machinery; they are not results.", ""]
-    lines += [f"# Pretraining payoff on one GPU ({env['date']}, {env['device']})", "",
+    lines += [f"# Pretraining payoff where labels are few ({env['date']}, {env['device']})", "",
               f"Command: `{results['command']}`", ""]
     pre = results.get("pretraining")
     if pre:

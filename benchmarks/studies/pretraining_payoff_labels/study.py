@@ -1,6 +1,6 @@
 """Does pretraining pay off where labels are few? The study on one GPU, in one process, within a time limit.
 
-    python -m benchmarks.studies.pretraining_payoff_gpu.study --out DIR [--time-limit 470] [--quick]
+    python -m benchmarks.studies.pretraining_payoff_labels.study --out DIR [--time-limit 470] [--quick]
 
 Reads the arrays `prepare.py` wrote (no TensorFlow here: KERAS_BACKEND=jax, keras_bert's models and
 optimizers only) and, within `--time-limit` seconds of wall time counted from the process start:
@@ -39,7 +39,7 @@ import jax.numpy as jnp  # noqa: E402
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.studies.pretraining_payoff_gpu import data, report, training  # noqa: E402
+from benchmarks.studies.pretraining_payoff_labels import checkpoints, data, report, training  # noqa: E402
 from keras_bert.models.bert_backbone import BertBackbone  # noqa: E402
 from keras_bert.models.bert_classifier import BertClassifier  # noqa: E402
 from keras_bert.models.bert_masked_lm import BertMaskedLM  # noqa: E402
@@ -84,10 +84,23 @@ def parse(argv):
     parser.add_argument("--quick", action="store_true", help=f"tiny sizes and few steps (CPU check): {QUICK}")
     parser.add_argument("--inits", nargs="+", default=list(INITS), choices=INITS)
     parser.add_argument("--seed", type=int, default=0, help="pretraining seed (weights, batches, masks)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the study in --out: finished fine-tuning groups are kept, pretraining goes on "
+                             "from its last checkpoint (or its saved weights)")
+    parser.add_argument("--checkpoint-minutes", type=float, default=0.0,
+                        help="write the pretraining state into --out this often (0: never, the GPU run's default); "
+                             "a CPU run uses 5")
     parser.add_argument("--dtype", default=None, help="Keras dtype policy (default: mixed_bfloat16 on a GPU)")
     group = parser.add_argument_group("pretraining (the small-compute recipe)")
     group.add_argument("--size", default="medium", choices=sorted(SIZES))
+    group.add_argument("--intermediate-dim", type=int, default=None, help="feed-forward width (default: the size's)")
+    group.add_argument("--post-ln", action="store_true", help="BERT's post-LN blocks instead of pre-LN")
+    group.add_argument("--gated-feed-forward", action="store_true", help="a gated GELU feed-forward (GeGLU)")
+    group.add_argument("--no-biases", action="store_true", help="no biases in dense layers, no LayerNorm betas")
     group.add_argument("--pretrain-seconds", type=float, default=150.0)
+    group.add_argument("--pretrain-steps", type=int, default=None,
+                       help="instead of fitting steps to --pretrain-seconds: this many, run to the end whatever the "
+                            "machine's load (a CPU run planned from an idle calibration; --time-limit still holds)")
     group.add_argument("--finetune-reserve", type=float, default=240.0,
                        help="seconds kept for fine-tuning: pretraining is cut to leave them")
     group.add_argument("--batch-size", type=int, default=256)
@@ -145,9 +158,19 @@ def load(prepared):
     return arrays, manifest
 
 
+def encoder_options(args):
+    """BertBackbone's recipe options of this run (pre-LN unless --post-ln; --gated-feed-forward; --no-biases)."""
+    sizes = dict(SIZES[args.size])
+    if args.intermediate_dim:
+        sizes["intermediate_dim"] = args.intermediate_dim
+    return {**sizes, "normalize_first": not args.post_ln, "gated_feed_forward": args.gated_feed_forward,
+            "attention_bias": not args.no_biases, "feed_forward_bias": not args.no_biases,
+            "layer_norm_bias": not args.no_biases}
+
+
 def our_backbone(manifest, args, dropout):
-    return BertBackbone(vocabulary_size=manifest["vocabulary_size"], **SIZES[args.size], dropout=dropout,
-                        max_sequence_length=manifest["sequence_length"], normalize_first=True, dtype=args.dtype)
+    return BertBackbone(vocabulary_size=manifest["vocabulary_size"], **encoder_options(args), dropout=dropout,
+                        max_sequence_length=manifest["sequence_length"], dtype=args.dtype)
 
 
 def seed_everything(seed):
@@ -186,6 +209,12 @@ def pretrain(args, arrays, manifest, clock, results):
                                args.batch_size, args.review_share)
     state = [copied(masked_lm.trainable_variables), copied(masked_lm.non_trainable_variables),
              copied(optimizer.variables), jax.random.PRNGKey(args.seed)]
+    backbone_positions = positions(masked_lm.trainable_variables, masked_lm.backbone.trainable_variables)
+    saved = checkpoints.load_pretraining(args.out, state)
+    if saved is not None and saved["finished"]:  # a resumed study: pretraining is done, its weights saved
+        results["pretraining"] = saved["info"]
+        print(f"pretraining: resumed finished weights ({saved['info']['steps_done']} steps)", flush=True)
+        return {name: [values[i] for i in backbone_positions] for name, values in saved["weights"].items()}
 
     # Compile and measure on a copy of the start (the run itself starts from the untouched weights).
     started = time.time()
@@ -203,31 +232,44 @@ def pretrain(args, arrays, manifest, clock, results):
         results["skipped"].append(f"pretraining: {clock.left():.0f} s left after compiling, under --finetune-reserve")
         return {}
     total = max(2, int(seconds * steps_per_second))
-    info = {"model": {"size": args.size, **SIZES[args.size], "vocabulary_size": manifest["vocabulary_size"],
-                      "parameters": int(masked_lm.backbone.count_params()), "normalize_first": True, "dropout": 0.0,
+    if args.pretrain_steps:  # a plan in steps: the run takes them all, however long the machine needs
+        total, seconds = args.pretrain_steps, float("inf")
+    info = {"model": {"size": args.size, **encoder_options(args), "vocabulary_size": manifest["vocabulary_size"],
+                      "parameters": int(masked_lm.backbone.count_params()), "dropout": 0.0,
                       "dtype": args.dtype},
             "batch_size": args.batch_size, "sequence_length": manifest["sequence_length"], "mask_rate": args.mask_rate,
             "num_predictions": job.num_predictions, "review_share": args.review_share,
             "peak_learning_rate": args.learning_rate, "warmup_share": args.warmup_share,
             "weight_decay": args.weight_decay, "compile_seconds": round(compile_seconds, 1),
-            "calibration_steps_per_second": round(steps_per_second, 2), "budget_seconds": round(seconds, 1),
-            "planned_steps": total}
-    print(f"pretraining: compiled in {compile_seconds:.1f} s, {steps_per_second:.2f} steps/s, {total} steps planned",
-          flush=True)
+            "calibration_steps_per_second": round(steps_per_second, 2),
+            "budget_seconds": None if args.pretrain_steps else round(seconds, 1), "planned_steps": total}
+    resumed = {"start_step": 0, "snapshots": {}, "curve": [], "seconds_before": 0.0}
+    if saved is not None:  # a resumed study: the plan, the state and the curve of the interrupted run
+        info, total, state = saved["info"], saved["info"]["planned_steps"], saved["state"]
+        resumed = {"start_step": saved["step"], "snapshots": saved["snapshots"], "curve": saved["curve"],
+                   "seconds_before": saved["seconds"]}
+        info.setdefault("resumed_at_steps", []).append(saved["step"])
+        seconds = float("inf") if info["budget_seconds"] is None else info["budget_seconds"] - saved["seconds"]
+        print(f"pretraining: resumed at step {saved['step']} of {total}", flush=True)
+    else:
+        print(f"pretraining: compiled in {compile_seconds:.1f} s, {steps_per_second:.2f} steps/s, {total} steps "
+              "planned", flush=True)
 
     started = time.time()
     deadline = min(started + 1.1 * seconds, clock.deadline - args.finetune_reserve / 2)
+    writer = checkpoints.PretrainingCheckpoints(args.out, info, 60 * args.checkpoint_minutes,
+                                                resumed["seconds_before"], started)
     state, snapshots, curve, done = job.run(state, total, args.learning_rate, args.warmup_share, deadline,
-                                            snapshot_at={total // 2}, log_every=args.log_every)
+                                            snapshot_at={total // 2}, log_every=args.log_every,
+                                            checkpoint=writer if args.checkpoint_minutes else None, **resumed)
     jax.block_until_ready(state[0])
-    elapsed = time.time() - started
+    elapsed = resumed["seconds_before"] + time.time() - started
     snapshots = {"pretrained_half": (total // 2, snapshots.get(total // 2)), "pretrained_full": (done, state[0])}
     info.update(steps_done=done, seconds=round(elapsed, 1), minutes=round(elapsed / 60, 3),
                 tokens_seen=done * job.tokens_per_step,
                 tokens_per_second=round(done * job.tokens_per_step / elapsed), curve=curve,
                 stopped_early=done < total)
-    info["snapshots"], weights = {}, {}
-    backbone_positions = positions(masked_lm.trainable_variables, masked_lm.backbone.trainable_variables)
+    info["snapshots"], weights, trainable = {}, {}, {}
     for name, (step, values) in snapshots.items():
         if values is None:
             results["skipped"].append(f"{name}: pretraining stopped at step {done}, before step {step}")
@@ -240,7 +282,10 @@ def pretrain(args, arrays, manifest, clock, results):
             "review_validation": job.evaluate(values, state[1], arrays["mlm_validation"], args.eval_batch_size,
                                               args.mlm_eval_rows)}
         weights[name] = [values[i] for i in backbone_positions]
+        trainable[name] = values
     results["pretraining"] = info
+    if args.checkpoint_minutes:
+        checkpoints.save_pretrained(args.out, info, trainable)
     return weights
 
 
@@ -353,6 +398,11 @@ def finetune(args, arrays, pretrained, arms, clock, results):
                 arm = arms.get("minilm" if init == "minilm" else "ours")
                 if arm is None or (init.startswith("pretrained") and init not in pretrained):
                     continue
+                done = [r for r in results["runs"] if (r["init"], r["budget"], r["seed"]) == (init, budget, seed)
+                        and r.get("chosen")]
+                if done:  # a resumed study finished this group: its chosen run and rate stand
+                    chosen[(init, budget)] = done[0]["learning_rate"]
+                    continue
                 rates = grids[init] if position == 0 else [chosen.get((init, budget))]
                 if rates == [None]:
                     results["skipped"].append(f"seed {seed}, {budget} labels, {init}: no rate chosen "
@@ -396,6 +446,7 @@ def main(argv=None):
                "design_notes": DESIGN_NOTES, "skipped": [], "errors": [], "runs": []}
     print(f"{results['environment']['device']}: {time.time() - STARTED:.1f} s to start", flush=True)
     timeline = results["timeline_seconds"] = {"started": round(time.time() - STARTED, 1)}
+    results = checkpoints.resume_results(args, results)
     report.write(results, args.out)
     pretrained = {}
     if {"pretrained_half", "pretrained_full"} & set(args.inits):

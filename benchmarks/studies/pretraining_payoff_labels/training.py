@@ -142,16 +142,21 @@ class Pretraining:
         return {"loss": round(totals[0] / max(totals[2], 1), 4), "accuracy": round(totals[1] / max(totals[2], 1), 4),
                 "predictions": int(totals[2])}
 
-    def run(self, state, total_steps, peak, warmup_share, deadline, snapshot_at=(), log_every=100):
-        """Runs `total_steps` one-cycle steps (fewer if `deadline`, a `time.time()`, passes).
+    def run(self, state, total_steps, peak, warmup_share, deadline, snapshot_at=(), log_every=100, start_step=0,
+            snapshots=None, curve=None, checkpoint=None, seconds_before=0.0):
+        """Runs one-cycle steps `start_step + 1 .. total_steps` (fewer if `deadline`, a `time.time()`, passes).
 
         Returns `(state, snapshots {step: trainable copy}, curve, steps done)`. A snapshot step is
-        counted after that many steps.
+        counted after that many steps. A resumed run passes the `snapshots` and `curve` it had: the
+        schedule depends on the step alone and the batches on the PRNG key in `state`, so the resumed
+        run takes the steps the uninterrupted one would have. `checkpoint(state, step, snapshots,
+        curve)`, if given, is called at every logged step (it decides itself whether to write); the curve's
+        seconds count from `seconds_before` (a resumed run's earlier pretraining time).
         """
-        snapshots, curve, started = {}, [], time.time()
+        snapshots, curve, started = dict(snapshots or {}), list(curve or []), time.time()
         losses, accuracies = [], []
-        step = 0
-        for step in range(1, total_steps + 1):
+        step = start_step
+        for step in range(start_step + 1, total_steps + 1):
             rate = one_cycle(step - 1, total_steps, peak, warmup_share)
             *state, loss, accuracy = self.step(*state, self.pools, np.float32(rate))
             losses.append(loss)
@@ -161,9 +166,11 @@ class Pretraining:
             if step % log_every == 0 or step == total_steps:
                 # Reading the figures waits for the device (steps are dispatched ahead): the time is taken after.
                 loss, accuracy = float(jnp.mean(jnp.stack(losses))), float(jnp.mean(jnp.stack(accuracies)))
-                curve.append({"step": step, "seconds": round(time.time() - started, 2), "learning_rate": rate,
+                curve.append({"step": step, "seconds": round(seconds_before + time.time() - started, 2), "learning_rate": rate,
                               "loss": round(loss, 4), "accuracy": round(accuracy, 4)})
                 losses, accuracies = [], []
+                if checkpoint is not None:
+                    checkpoint(state, step, snapshots, curve)
                 if time.time() > deadline:
                     break
         return state, snapshots, curve, step
