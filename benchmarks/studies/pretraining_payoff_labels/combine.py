@@ -1,7 +1,7 @@
 """Pools several runs of the study (one per pretraining seed, or an arm run on its own) into one table and two plots.
 
     .venv/bin/python -m benchmarks.studies.pretraining_payoff_labels.combine RESULTS.json [RESULTS.json ...] \
-        --out benchmarks/studies/pretraining_payoff_labels/results/cpu --plots benchmarks/studies/pretraining_payoff_labels/plots --name cpu
+        [--minilm-from RESULTS.json ...] --out benchmarks/studies/pretraining_payoff_labels/results/cpu --plots benchmarks/studies/pretraining_payoff_labels/plots --name cpu
 
 Every kept run (`"chosen": True`: the rate and step its validation accuracy chose) of every file counts once:
 a pretrained init pools pretraining seeds x fine-tuning seeds; random initialisation and MiniLM, which do not
@@ -25,14 +25,17 @@ from benchmarks.studies.pretraining_payoff_labels.report import INIT_TITLES, int
 PRETRAINED = ("pretrained_half", "pretrained_full")
 
 
-def kept_runs(results_files):
-    """Every chosen run of every file, with its file's pretraining seed and the snapshot's pretraining minutes."""
+def kept_runs(results_files, inits=None):
+    """Every chosen run of every file (of `inits` only, if given), with its file's pretraining seed and the
+    snapshot's pretraining minutes."""
     runs = []
     for path in results_files:
         results = json.loads(Path(path).read_text(encoding="utf-8"))
+        if "runs" not in results or "settings" not in results:
+            sys.exit(f"error: {path} is not a results.json of the study (no runs and settings)")
         snapshots = results.get("pretraining", {}).get("snapshots", {})
         for run in results["runs"]:
-            if not run.get("chosen"):
+            if not run.get("chosen") or (inits is not None and run["init"] not in inits):
                 continue
             minutes = snapshots.get(run["init"], {}).get("minutes", 0.0 if run["init"] == "random" else None)
             runs.append({**run, "pretraining_seed": results["settings"]["seed"], "file": str(path),
@@ -155,12 +158,15 @@ def _save(plt, figure, axis, xlabel, title, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", help="results.json files of the study")
+    parser.add_argument("--minilm-from", nargs="+", default=[],
+                        help="results.json files whose MiniLM runs alone count (the ceiling measured elsewhere, "
+                             "e.g. on a GPU with the same protocol and arrays)")
     parser.add_argument("--out", required=True, help="folder for <name>.json and <name>.md")
     parser.add_argument("--plots", default=None, help="folder for the two PNGs (none without it)")
     parser.add_argument("--name", default="combined")
     parser.add_argument("--title", default="Pretraining payoff where labels are few")
     args = parser.parse_args(argv)
-    runs = kept_runs(args.results)
+    runs = kept_runs(args.results) + kept_runs(args.minilm_from, inits=("minilm",))
     budgets = []
     for r in runs:
         if r["budget"] not in budgets:
@@ -168,9 +174,10 @@ def main(argv=None):
     budgets.sort(key=lambda b: next(r["labels"] for r in runs if r["budget"] == b))
     table = pooled(runs, budgets)
     os.makedirs(args.out, exist_ok=True)
-    Path(args.out, f"{args.name}.json").write_text(json.dumps({"files": args.results, "table": table}, indent=1) + "\n",
+    files = args.results + [f"{f} (MiniLM runs only)" for f in args.minilm_from]
+    Path(args.out, f"{args.name}.json").write_text(json.dumps({"files": files, "table": table}, indent=1) + "\n",
                                                    encoding="utf-8")
-    text = markdown(table, args.results, args.title)
+    text = markdown(table, files, args.title)
     Path(args.out, f"{args.name}.md").write_text(text, encoding="utf-8")
     if args.plots:
         os.makedirs(args.plots, exist_ok=True)
