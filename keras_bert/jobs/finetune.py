@@ -71,6 +71,7 @@ from keras_bert.fairness.counterfactual_augmentation import CounterfactualAugmen
 from keras_bert.jobs.best_epoch import ADAPTER_FILE as BEST_ADAPTER_FILE
 from keras_bert.jobs.best_epoch import WEIGHTS_FILE as BEST_WEIGHTS_FILE
 from keras_bert.jobs.best_epoch import BestEpoch, read_best_record
+from keras_bert.jobs.compiled_step_options import apply_jit_compile
 from keras_bert.jobs.finetune_options import FinetuneOptions
 from keras_bert.jobs.job_options import takes_options
 from keras_bert.jobs.lora_job import lora_job
@@ -149,6 +150,7 @@ def finetune(options):
         sequence_length=sequence_length, batch_size=o.batch_size, epochs=o.epochs, learning_rate=o.learning_rate,
         warmup_ratio=o.warmup_ratio, warmup_steps=schedule.warmup_steps, steps=schedule.steps,
         weight_decay=o.weight_decay, dropout=o.dropout, freeze_backbone=o.freeze_backbone, seed=o.seed,
+        jit_compile=o.jit_compile,
         length_buckets=list(o.length_buckets) if o.length_buckets else None, backend=keras.backend.backend(),
         **_distribution_record(o.strategy, o.mesh_shape, schedule.batch_size, distributed),
         monitor=o.monitor if eval else None, early_stopping_patience=o.early_stopping_patience,
@@ -164,6 +166,7 @@ def finetune(options):
     optimizer = dict(learning_rate=o.learning_rate, weight_decay=o.weight_decay, warmup_steps=schedule.warmup_steps,
                      total_steps=schedule.steps)
     model = runner.build_or_resume(lambda: _new_model(handler, backbone, o.freeze_backbone, optimizer, lora))
+    apply_jit_compile(model, o.jit_compile)
 
     fit_started = time.time()
     best = _best_epoch_callback(runner, job, schedule)

@@ -9,6 +9,7 @@ reads its own (`FinetuneTaskJob.OPTIONS` names them).
 
 import dataclasses
 
+from keras_bert.jobs.compiled_step_options import CompiledStepOptions
 from keras_bert.jobs.distribution_options import DistributionOptions
 from keras_bert.jobs.job_options import fraction, option, positive_int, positive_number, within
 from keras_bert.jobs.labelled_training_options import LabelledTrainingOptions
@@ -28,7 +29,7 @@ def task_word(value):
 
 
 @dataclasses.dataclass(frozen=True)
-class FinetuneOptions(DistributionOptions, LabelledTrainingOptions):
+class FinetuneOptions(DistributionOptions, CompiledStepOptions, LabelledTrainingOptions):
     """The options of a fine-tuning run (`keras_bert.jobs.finetune.finetune`); each field's help says what it does."""
 
     POSITIONAL = ("task", "init", "train", "output_dir")

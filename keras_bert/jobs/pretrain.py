@@ -34,6 +34,7 @@ from keras_bert.distribution import (
     skip_steps,
     worker_index_and_count,
 )
+from keras_bert.jobs.compiled_step_options import apply_jit_compile
 from keras_bert.jobs.job_options import takes_options
 from keras_bert.jobs.pretrain_options import PretrainOptions
 from keras_bert.jobs.progress import CheckpointIntervalProgbar
@@ -161,7 +162,7 @@ def pretrain(options, **data_options):
     job = dict(
         corpus=str(o.corpus), eval_corpus=str(o.eval_corpus) if o.eval_corpus else None, size=o.size, steps=o.steps,
         optimizer=o.optimizer, **updates, checkpoint_every=checkpoint_every, lowercase=o.lowercase, dropout=o.dropout,
-        family=o.family, encoder=encoder,
+        family=o.family, encoder=encoder, jit_compile=o.jit_compile,
         dtype=str(o.dtype) if o.dtype else None, backend=keras.backend.backend(),
         strategy=o.strategy if o.strategy is None or isinstance(o.strategy, str) else type(o.strategy).__name__,
         mesh_shape=list(o.mesh_shape) if o.mesh_shape else None, data_parallel_size=replicas,
@@ -184,6 +185,7 @@ def pretrain(options, **data_options):
             family=o.family, padding_id=tokenizer.pad_token_id, encoder=encoder,
         )
     )
+    apply_jit_compile(model, o.jit_compile)
     train, validation, baselines = _datasets(
         o.corpus, o.eval_corpus, o.eval_batches, tokenizer, config, runner.start_step, distributed, o.verbose
     )

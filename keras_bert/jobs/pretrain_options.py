@@ -8,6 +8,7 @@ config's own defaults hold for the rest. `--budget-minutes` runs
 
 import dataclasses
 
+from keras_bert.jobs.compiled_step_options import CompiledStepOptions
 from keras_bert.jobs.distribution_options import DistributionOptions
 from keras_bert.jobs.job_options import fraction, option, positive_int, positive_number, within
 from keras_bert.jobs.run_options import RunOptions
@@ -25,7 +26,7 @@ def mixed_precision(text):
 
 
 @dataclasses.dataclass(frozen=True)
-class PretrainOptions(DistributionOptions, RunOptions):
+class PretrainOptions(DistributionOptions, CompiledStepOptions, RunOptions):
     """The options of a pretraining run (`keras_bert.jobs.pretrain.pretrain`); each field's help says what it does."""
 
     POSITIONAL = ("corpus", "vocabulary", "output_dir", "data")
