@@ -8,12 +8,16 @@ and ELECTRA's too) and the config fields (ALBERT's, ELECTRA's, RoBERTa's).
 from keras_bert.converters.hf_family import Family
 from keras_bert.converters.weight_tables import attention, dense, each_layer, layer_norm, tensor
 
-CONFIG_FIELDS = {
+# The sizes every transformers encoder config names alike (BERT's family and ModernBERT).
+SIZE_FIELDS = {
     "vocabulary_size": ("vocab_size", int),
     "num_layers": ("num_hidden_layers", int),
     "num_heads": ("num_attention_heads", int),
     "hidden_dim": ("hidden_size", int),
     "intermediate_dim": ("intermediate_size", int),
+}
+CONFIG_FIELDS = {
+    **SIZE_FIELDS,
     "dropout": ("hidden_dropout_prob", float, 0.1),
     "max_sequence_length": ("max_position_embeddings", int, 512),
     "num_segments": ("type_vocab_size", int, 2),

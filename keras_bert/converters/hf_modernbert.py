@@ -18,6 +18,7 @@ transformers 5's `save_pretrained` (`layer_types`, one entry per layer, and
 reads the second, and so does this module. A written config holds both.
 """
 
+from keras_bert.converters.hf_bert import SIZE_FIELDS
 from keras_bert.converters.hf_family import Family
 from keras_bert.converters.weight_tables import attention, dense, each_layer, layer_norm, tensor
 
@@ -29,11 +30,7 @@ def _token_id(value):
 
 
 CONFIG_FIELDS = {
-    "vocabulary_size": ("vocab_size", int),
-    "num_layers": ("num_hidden_layers", int),
-    "num_heads": ("num_attention_heads", int),
-    "hidden_dim": ("hidden_size", int),
-    "intermediate_dim": ("intermediate_size", int),
+    **SIZE_FIELDS,
     "dropout": ("attention_dropout", float, 0.0),
     "max_sequence_length": ("max_position_embeddings", int, 8192),
     "padding_id": ("pad_token_id", _token_id, 50283),
