@@ -30,7 +30,7 @@ def apply_jit_compile(model, jit_compile):
     # deferred: the command line parses these options before Keras loads (a bad argument ends without it)
     import keras
 
-    from keras_bert.models.bert_task import BertTask
+    from keras_bert.models.bert_task import BertTask  # deferred with keras, as above
 
     if jit_compile and keras.backend.backend() == "torch" and not isinstance(model, BertTask):
         raise ValueError(
