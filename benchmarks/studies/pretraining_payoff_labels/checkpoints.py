@@ -20,23 +20,17 @@ import time
 import jax.numpy as jnp
 import numpy as np
 
+from keras_bert.atomic_files import write_atomically, write_json_atomically
+
 STATE = "pretraining_state"
 PRETRAINED = "pretrained.npz"
 
 
 def _write_npz(path, arrays):
     """Writes `arrays` ({name: array}) to `path` through a temporary file, so a kill never leaves half a file."""
-    temporary = f"{path}.tmp.npz"
-    np.savez(temporary, **{name: np.asarray(value, np.float32) if _is_bfloat16(value) else np.asarray(value)
-                           for name, value in arrays.items()})
-    os.replace(temporary, path)
-
-
-def _write_json(path, value):
-    temporary = f"{path}.tmp"
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=1)
-    os.replace(temporary, path)
+    stored = {name: np.asarray(value, np.float32) if _is_bfloat16(value) else np.asarray(value)
+              for name, value in arrays.items()}
+    write_atomically(path, lambda tmp: np.savez(tmp, **stored), suffix=".npz")  # savez adds .npz to other names
 
 
 def _is_bfloat16(value):
@@ -75,17 +69,17 @@ class PretrainingCheckpoints:
             return
         self.last = now
         _write_npz(os.path.join(self.out, f"{STATE}.npz"), _flat(state, snapshots))
-        _write_json(os.path.join(self.out, f"{STATE}.json"), {
+        write_json_atomically({
             "step": step, "snapshot_steps": sorted(snapshots), "curve": curve, "info": self.info,
-            "seconds": round(self.seconds_before + now - self.started, 2)})
+            "seconds": round(self.seconds_before + now - self.started, 2)}, os.path.join(self.out, f"{STATE}.json"))
 
 
 def save_pretrained(out, info, trainable):
     """The finished run: the trainable weights of each snapshot ({name: list}) and its info; the state goes."""
     arrays = {f"{name}_{i}": v for name, values in trainable.items() for i, v in enumerate(values)}
     _write_npz(os.path.join(out, PRETRAINED), arrays)
-    _write_json(os.path.join(out, "pretrained.json"), {"info": info, "snapshots": {k: len(v) for k, v in
-                                                                                 trainable.items()}})
+    write_json_atomically({"info": info, "snapshots": {k: len(v) for k, v in trainable.items()}},
+                          os.path.join(out, "pretrained.json"))
     for suffix in (".npz", ".json"):
         path = os.path.join(out, STATE + suffix)
         if os.path.exists(path):
