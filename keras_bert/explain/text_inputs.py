@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.preprocessing.input_packer import BertInputPacker
+from keras_bert.preprocessing.trimmed_offsets import trimmed_offsets
 
 
 @dataclasses.dataclass
@@ -35,9 +36,10 @@ class PackedText:
 
 
 def _pieces(tokenizer, text):
-    """`(ids, spans)` of one text; spans None where the tokenizer gives no offsets (SentencePiece, BPE)."""
+    """`(ids, spans)` of one text; spans None where the tokenizer gives no offsets (SentencePiece)."""
     if hasattr(tokenizer, "tokenize_with_offsets"):
-        ids, starts, ends = (t.numpy().tolist() for t in tokenizer.tokenize_with_offsets(text, unit="char"))
+        # Without the spaces byte-level BPE tokens carry: words are told apart by the white space between spans.
+        ids, starts, ends, _, _ = (t.numpy().tolist()[0] for t in trimmed_offsets(tokenizer, tf.constant([text])))
         return ids, list(zip(starts, ends))
     ids = tokenizer.tokenize(text).numpy().tolist()
     return ids, [None] * len(ids)

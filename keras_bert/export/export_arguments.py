@@ -29,11 +29,15 @@ def check_tokenizer(tokenizer, backbone, task="backbone", role="`serve_text` tok
             f"`tokenizer` is required: {role}. Pass the BertTokenizer the model was trained with, "
             "e.g. BertTokenizer.from_pretrained(path)."
         )
-    if task in ("token_classifier", "question_answerer") and not hasattr(tokenizer, "tokenize_with_offsets"):
-        raise ValueError(
-            f"A {task}'s serve_text maps tokens back to characters, which needs a tokenizer with "
-            f"`tokenize_with_offsets` (BertTokenizer); {type(tokenizer).__name__} has none."
-        )
+    if task == "question_answerer":
+        # Here, not at the top: the export's arguments are checked before TensorFlow's task data loads.
+        from keras_bert.preprocessing.task_data.squad_data import check_question_answering_tokenizer
+
+        check_question_answering_tokenizer(tokenizer)
+    if task == "token_classifier":
+        from keras_bert.postprocessing.entity_spans import check_tagging_tokenizer  # as above: TensorFlow
+
+        check_tagging_tokenizer(tokenizer, "A token_classifier's serve_text")
     if tokenizer.vocabulary_size() != backbone.vocabulary_size:
         raise ValueError(
             f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the model's vocabulary_size is "

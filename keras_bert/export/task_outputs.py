@@ -34,6 +34,7 @@ import tensorflow as tf
 from keras_bert.models import BertBackbone, BertMaskedLM, BertPretrainer
 from keras_bert.postprocessing import answer_spans, entity_spans, text_windows
 from keras_bert.postprocessing.label_scores import label_scores
+from keras_bert.preprocessing.trimmed_offsets import trimmed_offsets
 from keras_bert.task_registry import get_task, task_for_model
 
 
@@ -223,8 +224,7 @@ def _qa_windows(module, question, context):
     question_lengths = tf.cast(question_ids.row_lengths(), tf.int32)
     question_ids = question_ids[:, : module._max_query_length]
     kept_question = tf.cast(question_ids.row_lengths(), tf.int32)
-    context_ids, char_starts, char_ends = tokenizer.tokenize_with_offsets(context, unit="char")
-    _, byte_starts, byte_ends = tokenizer.tokenize_with_offsets(context, unit="byte")
+    context_ids, char_starts, char_ends, byte_starts, byte_ends = trimmed_offsets(tokenizer, context)
     lengths = tf.cast(context_ids.row_lengths(), tf.int32)
     window = module._sequence_length - 3 - kept_question  # [CLS] question [SEP] context [SEP]
     owner, start, length = text_windows.window_table(lengths, window, tf.minimum(module._doc_stride, window))

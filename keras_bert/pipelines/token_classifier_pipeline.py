@@ -47,6 +47,7 @@ class TokenClassifierPipeline(TaskPipeline):
         super().__init__(model, tokenizer, sequence_length, batch_size)
         if not model.label_names:
             raise ValueError("The token classifier has no `label_names`; a pipeline needs its BIO tag names.")
+        entity_spans.check_tagging_tokenizer(self.tokenizer, "TokenClassifierPipeline")
         self.window_stride = (self.sequence_length - 2) // 2 if window_stride is None else window_stride
 
     def __call__(self, texts, return_words=False):

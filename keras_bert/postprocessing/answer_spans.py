@@ -18,6 +18,9 @@ character span keep the best score. An example's n-best list is its
 candidates were found (window, then start rank, then end rank). The "no
 answer" score is the lowest `start_logits[0] + end_logits[0]` over the
 example's windows.
+
+The character spans are the context tokens' without the white space at
+their ends (`keras_bert.preprocessing.trimmed_offsets`).
 """
 
 import tensorflow as tf

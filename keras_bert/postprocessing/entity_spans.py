@@ -19,6 +19,23 @@ import tensorflow as tf
 from keras_bert.metrics.entities import are_entity_tags
 
 
+def check_tagging_tokenizer(tokenizer, who):
+    """Raises ValueError unless `tokenizer` gives words (`tokenize_words`) and offsets (`tokenize_with_offsets`).
+
+    Entities are read word by word and mapped back to characters. Byte-level
+    BPE has offsets but no words yet: its taggers are trained on words
+    tokenized one by one, without the space before them that running text
+    gives them, so reading running text would not be what they learned.
+    """
+    missing = [name for name in ("tokenize_words", "tokenize_with_offsets") if not hasattr(tokenizer, name)]
+    if missing:
+        raise ValueError(
+            f"{who} reads entities word by word and maps them back to characters, which needs a tokenizer with "
+            f"`tokenize_words` and `tokenize_with_offsets` (BertTokenizer); {type(tokenizer).__name__} lacks "
+            f"{' and '.join(f'`{name}`' for name in missing)}."
+        )
+
+
 def tagged_words(words, token_probabilities, row_starts):
     """Each word's tag and score, and where its tokens are.
 

@@ -114,3 +114,47 @@ class SpecialTokenSplitter:
         )
         # [batch, pieces, ids] → [batch, ids]
         return pieces.with_flat_values(tf.concat([ids, special], axis=1)).merge_dims(1, 2)
+
+    def offsets(self, text, text_offsets, enabled=True):
+        """`tokenize`, with where each token is: `(batch,)` strings → int64 ragged `(batch, None, 5)`.
+
+        Args:
+            text: string tensor `(batch,)`, valid UTF-8.
+            text_offsets: the tokenizer's algorithm with offsets, run on the
+                text between special tokens: string `(num_pieces,)` → int64
+                ragged `(num_pieces, None, 5)` (see Returns; characters
+                counted within each piece). A special token's piece comes as "".
+            enabled: as `tokenize`'s.
+
+        Returns:
+            Per token: its id, its first and last character in the text
+            (a special token: its whole match), and how many spaces it
+            starts and ends with (a special token: the white space its
+            match took along; see `_byte_pair_offsets.trim_spaces`).
+        """
+        pieces, special_ids = self.split(text, enabled)
+        flat = pieces.flat_values
+        is_special = special_ids >= 0
+        lengths = tf.cast(tf.strings.length(flat, unit="UTF8_CHAR"), tf.int64)
+        # Each piece's first character in its text: the pieces lie end to end.
+        starts = tf.cumsum(lengths, exclusive=True)
+        starts -= tf.gather(starts, tf.gather(pieces.row_starts(), pieces.value_rowids()))
+        found = text_offsets(tf.where(is_special, "", flat))
+        # The text's tokens: their first and last characters move by their piece's start.
+        columns = tf.constant([0, 1, 1, 0, 0], tf.int64)[tf.newaxis, :]
+        shifted = found.flat_values + columns * tf.gather(starts, found.value_rowids())[:, tf.newaxis]
+        space = f"[{WHITE_SPACE}]*"
+        leading = tf.strings.length(tf.strings.regex_replace(flat, f"^({space})(?s:.*)$", r"\1"), unit="UTF8_CHAR")
+        trailing = tf.strings.length(
+            tf.strings.regex_replace(flat, f"^(?s:.*?)({space})$", r"\1"), unit="UTF8_CHAR"
+        )
+        special = tf.stack(
+            [tf.cast(special_ids, tf.int64), starts, starts + lengths - 1, tf.cast(leading, tf.int64),
+             tf.cast(trailing, tf.int64)], axis=1,
+        )  # fmt: skip
+        special = tf.RaggedTensor.from_row_lengths(
+            tf.boolean_mask(special, is_special), tf.cast(is_special, found.row_splits.dtype)
+        )
+        found = found.with_flat_values(shifted)
+        # [batch, pieces, tokens, 5] → [batch, tokens, 5]
+        return pieces.with_flat_values(tf.concat([found, special], axis=1)).merge_dims(1, 2)

@@ -13,11 +13,13 @@ read here for it:
   vocabularies apply NFC);
 - `pre_tokenizer`: `ByteLevel` with `add_prefix_space` (a space before each
   piece of text that does not start with one) and `use_regex` (GPT-2's split
-  into words; without it each piece is one word). `trim_offsets` changes
-  offsets only, not ids;
+  into words; without it each piece is one word). Its `trim_offsets` does
+  nothing there (the `tokenizers` library trims in post-processors only);
 - `model`: the BPE vocabulary and merges;
 - `post_processor`: where `[CLS]`/`[SEP]` go, as the layout of
-  `BertInputPacker` (`separators_between`, `typed_segments`).
+  `BertInputPacker` (`separators_between`, `typed_segments`), and whether
+  offsets are trimmed of the spaces at a token's ends (`trim_offsets` of a
+  `RobertaProcessing` or `ByteLevel` processor; offsets only, not ids).
 
 Anything else that would change the ids (BPE dropout, byte fallback,
 `ignore_merges`, single-word added tokens, other normalizers and
@@ -40,7 +42,8 @@ def read_tokenizer_json(path):
     Returns:
         `arguments`: `BytePairTokenizer` constructor arguments (`vocabulary`
         with the added tokens in it, `merges`, `added_tokens`,
-        `unicode_normalization`, `add_prefix_space`, `use_regex`);
+        `unicode_normalization`, `add_prefix_space`, `use_regex`,
+        `trim_offsets`);
         `layout`: the post-processor's layout (see `pair_layout`), or None
         when the file has no post-processor.
 
@@ -58,6 +61,7 @@ def read_tokenizer_json(path):
         "added_tokens": added_tokens,
         "unicode_normalization": _normalization(spec.get("normalizer"), path),
         **_byte_level(spec.get("pre_tokenizer"), path),
+        "trim_offsets": _trim_offsets(spec.get("post_processor")),
     }
     return arguments, pair_layout(spec.get("post_processor"), vocabulary, path)
 
@@ -146,6 +150,14 @@ def _byte_level(spec, path):
         "add_prefix_space": bool(parts[0].get("add_prefix_space", False)),
         "use_regex": bool(parts[0].get("use_regex", True)),
     }
+
+
+def _trim_offsets(spec):
+    """Whether the post-processor trims offsets: any `RobertaProcessing` or `ByteLevel` in it that says so."""
+    return any(
+        part.get("type") in ("RobertaProcessing", "ByteLevel") and bool(part.get("trim_offsets", True))
+        for part in _flatten(spec, "processors")
+    )
 
 
 def _template_items(template, special_tokens, vocabulary, path):

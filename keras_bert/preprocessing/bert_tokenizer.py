@@ -288,14 +288,7 @@ class BertTokenizer(Tokenizer):
             A tuple `(ids, starts, ends)` of int32 tensors shaped like
             `tokenize`'s output; `ends` are exclusive.
         """
-        if unit not in ("char", "byte"):
-            raise ValueError(f'`unit` must be "char" or "byte"; received {unit!r}')
-
-        def offsets(text):
-            ids, byte_starts, byte_ends, char_starts, char_ends = self._traced().offsets(text)
-            return (ids, char_starts, char_ends) if unit == "char" else (ids, byte_starts, byte_ends)
-
-        return self._on_batch(strings, offsets)
+        return self._offsets_on_batch(strings, unit)
 
     # -------------------------------------------------------------- internals
     def _graph_functions(self):

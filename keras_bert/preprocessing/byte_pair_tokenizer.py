@@ -9,9 +9,10 @@ import tensorflow_text as tf_text
 
 from keras_bert.converters.checkpoint import resolve_location
 from keras_bert.converters.tokenizer_files import find_tokenizer_files
+from keras_bert.preprocessing import _byte_pair_offsets as offsets
 from keras_bert.preprocessing._special_tokens import WHITE_SPACE, SpecialTokenSplitter, check_special_tokens
 from keras_bert.preprocessing._tokenizer_json import ADDED_TOKEN_FLAGS, UNICODE_FORMS, read_tokenizer_json
-from keras_bert.preprocessing.tokenizer import Tokenizer
+from keras_bert.preprocessing.tokenizer import Tokenizer, no_autograph
 
 SPECIAL_TOKENS = {"cls": "<s>", "pad": "<pad>", "sep": "</s>", "unk": "<unk>", "mask": "<mask>"}
 
@@ -123,6 +124,10 @@ class BytePairTokenizer(Tokenizer):
             not `normalized`.
         special_tokens_in_strings: map literal special tokens in the text to
             their ids (transformers' behaviour).
+        trim_offsets: `tokenize_with_offsets` leaves the spaces at a token's
+            ends out of its span (RoBERTa's post-processor does; ModernBERT's
+            does not). None: the family's (`trims_offsets`); a
+            `tokenizer.json` says it in its post-processor.
 
     Examples:
 
@@ -137,6 +142,8 @@ class BytePairTokenizer(Tokenizer):
     # The family's name in messages, and the files `from_pretrained` reads: all of the first, or one of the second.
     family = "RoBERTa"
     tokenizer_files = (("vocab.json", "merges.txt"), ("tokenizer.json",))
+    # transformers' RobertaTokenizer trims offsets unless told otherwise.
+    trims_offsets = True
 
     def __init__(
         self,
@@ -147,6 +154,7 @@ class BytePairTokenizer(Tokenizer):
         use_regex=True,
         unicode_normalization=None,
         special_tokens_in_strings=True,
+        trim_offsets=None,
         name=None,
     ):
         if isinstance(vocabulary, (str, os.PathLike)) or isinstance(merges, (str, os.PathLike)):
@@ -180,6 +188,7 @@ class BytePairTokenizer(Tokenizer):
         self.add_prefix_space = bool(add_prefix_space)
         self.use_regex = bool(use_regex)
         self.unicode_normalization = unicode_normalization
+        self.trim_offsets = self.trims_offsets if trim_offsets is None else bool(trim_offsets)
 
         init = tf.lookup.KeyValueTensorInitializer
         self._token_ids = tf.lookup.StaticHashTable(
@@ -269,7 +278,24 @@ class BytePairTokenizer(Tokenizer):
             "use_regex": self.use_regex,
             "unicode_normalization": self.unicode_normalization,
             "special_tokens_in_strings": self.special_tokens_in_strings,
+            "trim_offsets": self.trim_offsets,
         }
+
+    # ------------------------------------------------------------- tokenizing
+    @no_autograph
+    def tokenize_with_offsets(self, strings, unit="char"):
+        """Text → ids plus each token's span, as `BertTokenizer.tokenize_with_offsets` (the same arguments and
+        results), the spans those of `tokenizers`' `return_offsets_mapping`.
+
+        A token covers the characters its bytes came from: a token that
+        holds part of a character's bytes covers the whole character, a
+        normalized character covers the original one it stands for, a
+        special token its whole match (the white space `lstrip` took along
+        too), and with `trim_offsets` the spaces at a token's ends are left
+        out (see `_byte_pair_offsets`). Text that is not valid UTF-8 is
+        counted with its bad bytes replaced by U+FFFD, as it is tokenized.
+        """
+        return self._offsets_on_batch(strings, unit)
 
     def word_start_ids(self):
         """The ids of the tokens that start a word: those that begin with a space (GPT-2's "Ġ") and the special ones.
@@ -287,6 +313,9 @@ class BytePairTokenizer(Tokenizer):
         )
 
     # -------------------------------------------------------------- internals
+    def _graph_functions(self):
+        return {**super()._graph_functions(), "offsets": self._tokenize_with_offsets_1d}
+
     def _join_pieces(self, pieces):
         chars = tf.strings.unicode_split(tf.strings.reduce_join(pieces, axis=-1), "UTF-8")
         # Special tokens are kept as they are written; every other character is one byte.
@@ -345,6 +374,15 @@ class BytePairTokenizer(Tokenizer):
 
     def _tokenize_text(self, pieces):
         """`(n,)` text without added tokens → int32 ragged `(n, None)` BPE ids."""
+        _, words, tokens = self._word_tokens(pieces)
+        token_ids = tokens.with_flat_values(self._token_ids.lookup(tokens.flat_values))
+        # [pieces, words, ids] → [pieces, ids]
+        return words.with_flat_values(token_ids).merge_dims(1, 2)
+
+    def _word_tokens(self, pieces):
+        """`(n,)` text without added tokens → `(prefixed, words, tokens)`: the pieces with their prefix space
+        (`add_prefix_space`), their words (ragged `(n, words)`, end to end in `prefixed`) and each word's BPE
+        tokens (ragged `(num_words, tokens)`, end to end in the word's bytes)."""
         if self.add_prefix_space:
             # The ByteLevel pre-tokenizer's: a space before every piece that does not start with one ("" stays empty).
             bare = (pieces != "") & (tf.strings.substr(pieces, 0, 1) != " ")
@@ -356,7 +394,83 @@ class BytePairTokenizer(Tokenizer):
         codes = tf.io.decode_raw(raw.flat_values, tf.uint8)[:, 0]
         symbols = raw.with_flat_values(tf.gather(self._byte_chars, tf.cast(codes, tf.int32)))
         tokens = self._merge(symbols.to_tensor(""))
-        token_ids = tf.ragged.boolean_mask(self._token_ids.lookup(tokens), tokens != "")
-        word_ids = tf.gather(token_ids, index)
-        # [pieces, words, ids] → [pieces, ids]
-        return words.with_flat_values(word_ids).merge_dims(1, 2)
+        return pieces, words, tf.gather(tf.ragged.boolean_mask(tokens, tokens != ""), index)
+
+    # ------------------------------------------------------------ offsets
+    def _tokenize_with_offsets_1d(self, text):
+        """String `(batch,)` → ids, byte starts, byte ends, char starts, char ends (int32 ragged `(batch, None)`)."""
+        text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
+        found = self._raw_tokens.offsets(text, self._normalized_offsets)  # (batch, tokens, 5)
+        ids, first, last, leading, trailing = tf.unstack(found.flat_values, axis=1)
+        starts, ends = first, last + 1
+        if self.trim_offsets:
+            is_first = (starts == 0) | (offsets.in_row(tf.range(tf.size(ids, out_type=tf.int64)), found) == 0)
+            starts, ends = offsets.trim_spaces(starts, ends, leading, trailing, is_first, self.add_prefix_space)
+        # Character → UTF-8 byte, per text, one past the last character included.
+        _, char_bytes = tf.strings.unicode_split_with_offsets(text, "UTF-8")
+        text_bytes = tf.cast(tf.strings.length(text), tf.int64)
+        table = tf.concat([char_bytes, text_bytes[:, tf.newaxis]], axis=1)
+        base = tf.gather(table.row_starts(), found.value_rowids())
+
+        def as_ragged(values):
+            return tf.RaggedTensor.from_row_splits(tf.cast(values, tf.int32), found.row_splits)
+
+        return (
+            as_ragged(ids),
+            as_ragged(tf.gather(table.flat_values, base + starts)),
+            as_ragged(tf.gather(table.flat_values, base + ends)),
+            as_ragged(starts),
+            as_ragged(ends),
+        )
+
+    def _normalized_offsets(self, pieces):
+        """`(n,)` raw text between added tokens → int64 ragged `(n, None, 5)` (see `SpecialTokenSplitter.offsets`),
+        characters counted in the raw piece."""
+        if self.unicode_normalization is None:
+            normalized, alignment = pieces, None
+        else:
+            normalized, alignment = offsets.normalized_alignment(pieces, self.unicode_normalization)
+        if self._normalized_tokens is None:
+            found = self._text_offsets(normalized)
+        else:
+            found = self._normalized_tokens.offsets(normalized, self._text_offsets)
+        if alignment is None:
+            return found
+        ids, first, last, leading, trailing = tf.unstack(found.flat_values, axis=1)
+        base = tf.gather(alignment.row_starts(), found.value_rowids())
+        first, last = (tf.gather(alignment.flat_values, base + i) for i in (first, last))
+        return found.with_flat_values(tf.stack([ids, first, last, leading, trailing], axis=1))
+
+    def _text_offsets(self, pieces):
+        """`(n,)` text without added tokens → int64 ragged `(n, None, 5)`, characters counted in the piece."""
+        prefixed, words, tokens = self._word_tokens(pieces)
+        flat_tokens = tokens.flat_values
+        # Each token's bytes in its word, then the characters that hold its first and last byte (global positions:
+        # the words of the batch laid end to end).
+        token_bytes = tokens.with_flat_values(offsets.char_lengths(flat_tokens))  # one character per byte
+        word_bytes = tf.cast(tf.strings.length(words.flat_values), tf.int64)
+        word_base = tf.cumsum(word_bytes, exclusive=True)
+        token_word = tokens.value_rowids()
+        first_byte = tf.gather(word_base, token_word) + offsets.starts_in_rows(token_bytes)
+        last_byte = first_byte + token_bytes.flat_values - 1
+        chars, char_bytes = tf.strings.unicode_split_with_offsets(words.flat_values, "UTF-8")
+        char_starts = tf.gather(word_base, chars.value_rowids()) + char_bytes.flat_values
+
+        word_start = offsets.starts_in_rows(words.with_flat_values(offsets.char_lengths(words.flat_values)))
+
+        def char_in_piece(byte):
+            char = tf.searchsorted(char_starts, byte, side="right", out_type=tf.int64) - 1
+            return char - tf.gather(chars.row_starts(), token_word) + tf.gather(word_start, token_word)
+
+        first, last = char_in_piece(first_byte), char_in_piece(last_byte)
+        # The space `add_prefix_space` put first stands for the piece's first character.
+        shift = offsets.char_lengths(prefixed) - offsets.char_lengths(pieces)
+        token_piece = tf.gather(words.value_rowids(), token_word)
+        first = tf.maximum(first - tf.gather(shift, token_piece), 0)
+        last = tf.maximum(last - tf.gather(shift, token_piece), 0)
+        space = byte_to_unicode()[ord(" ")]
+        leading = offsets.char_lengths(tf.strings.regex_replace(flat_tokens, f"^({space}*).*$", r"\1"))
+        trailing = offsets.char_lengths(tf.strings.regex_replace(flat_tokens, f"^.*?({space}*)$", r"\1"))
+        values = tf.stack([tf.cast(self._token_ids.lookup(flat_tokens), tf.int64), first, last, leading, trailing], 1)
+        # [pieces, words, tokens, 5] → [pieces, tokens, 5]
+        return words.with_flat_values(tokens.with_flat_values(values)).merge_dims(1, 2)

@@ -39,6 +39,8 @@ class ModernBertTokenizer(BytePairTokenizer):
     # [CLS] A [SEP] B [SEP]
     separators_between = 1
     family = "ModernBERT"
+    # Its TemplateProcessing post-processor leaves offsets as they are: "Ġworld" covers " world".
+    trims_offsets = False
     tokenizer_files = (("tokenizer.json",), ())
 
     def __init__(self, vocabulary, merges, typed_segments=False, **kwargs):

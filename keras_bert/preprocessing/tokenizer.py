@@ -293,6 +293,18 @@ class Tokenizer(tf.Module):
             return outputs
         return tuple(x[0] for x in outputs) if isinstance(outputs, tuple) else outputs[0]
 
+    def _offsets_on_batch(self, strings, unit):
+        """`tokenize_with_offsets` of the tokenizers that trace an "offsets" graph (ids, byte starts, byte ends,
+        char starts, char ends)."""
+        if unit not in ("char", "byte"):
+            raise ValueError(f'`unit` must be "char" or "byte"; received {unit!r}')
+
+        def spans(text):
+            ids, byte_starts, byte_ends, char_starts, char_ends = self._traced().offsets(text)
+            return (ids, char_starts, char_ends) if unit == "char" else (ids, byte_starts, byte_ends)
+
+        return self._on_batch(strings, spans)
+
     def _keep_plain(self, **values):
         """Sets attributes as plain Python values, not trackables.
 

@@ -1,4 +1,5 @@
-"""A ModernBERT folder through the command line: fine-tune, predict, export a SavedModel that serves raw strings;
+"""A ModernBERT folder through the command line: fine-tune, predict, export a SavedModel that serves raw strings
+(a classifier, and a question answerer whose answers are mapped back to characters through byte-level BPE offsets);
 and a tiny ModernBERT pretrained from scratch (`keras-bert pretrain --family modernbert`) that fine-tunes from its run.
 
 The folder is what transformers writes for a tiny random `ModernBertModel`
@@ -84,6 +85,42 @@ def test_finetune_predict_and_serve_a_modernbert_classifier(folder, tmp_path, ca
     capsys.readouterr()
     assert cli(["predict", str(tmp_path / "served"), *TEXTS]) == 0
     np.testing.assert_allclose(_probabilities(capsys.readouterr().out), from_run, atol=1e-5)
+
+
+def test_finetune_a_modernbert_question_answerer_and_serve_its_answers(folder, tmp_path, capsys):
+    import tensorflow as tf
+
+    from keras_bert import ModernBertQuestionAnswerer
+    from keras_bert.loading import find_model, load_keras_model, load_tokenizer
+    from keras_bert.pipelines import QuestionAnswererPipeline
+
+    run = tmp_path / "qa"
+    assert cli([
+        "finetune", "--task", "qa", "--init", str(folder), "--train", str(FIXTURES / "squad_v1_train.json"),
+        "--eval", str(FIXTURES / "squad_v1_dev.json"), "--sequence-length", "32", "--batch-size", "32",
+        "--epochs", "2", "--learning-rate", "3e-3", "--no-tensorboard", "--out", str(run),
+    ]) == 0  # fmt: skip
+    metrics = json.loads((run / "metrics.json").read_text())["validation"]
+    print(f"ModernBERT QA (tiny, random start, 2 epochs): validation exact match {metrics['exact_match']:.1f}")
+    # The labels are right only if the answers' character spans found their tokens: a tiny model learns them.
+    assert metrics["exact_match"] > 30
+    files = find_model(run)
+    model, tokenizer = load_keras_model(files), load_tokenizer(files)
+    assert isinstance(model, ModernBertQuestionAnswerer)
+    # Non-ASCII text before the answer and a context longer than one window: offsets in characters and bytes.
+    contexts = ["Zoë and Ångström 🤖 went home . carla has a black car . the day was long . anna lives in oslo .",
+                "it was a quiet week . anna lives in oslo ."]  # fmt: skip
+    questions = ["what color is the car ?", "where does anna live ?"]
+    pipeline = QuestionAnswererPipeline(model, tokenizer, sequence_length=32)
+    expected = [pipeline(q, c) for q, c in zip(questions, contexts)]
+    for answer, context in zip(expected, contexts):
+        assert answer["answer"] == context[answer["start"] : answer["end"]] == answer["answer"].strip() != ""
+    assert cli(["export", str(run), "--out", str(tmp_path / "served")]) == 0
+    served = tf.saved_model.load(str(tmp_path / "served")).signatures["serve_text"]
+    out = served(question=tf.constant(questions), context=tf.constant(contexts))
+    assert [a.decode() for a in out["answer"].numpy()] == [a["answer"] for a in expected]
+    assert out["answer_start"].numpy().tolist() == [a["start"] for a in expected]
+    assert out["answer_end"].numpy().tolist() == [a["end"] for a in expected]
 
 
 def _probabilities(printed):

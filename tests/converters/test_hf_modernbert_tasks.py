@@ -249,9 +249,11 @@ def test_per_token_heads_round_trip_keras_and_train(tmp_path):
 
 
 @pytest.mark.only_backend("torch", reason=ONCE)
-def test_fine_tuning_builds_the_family_heads_and_what_needs_character_offsets_refuses(tmp_path):
-    from keras_bert import ModernBertTokenizer, export_saved_model
-    from preprocessing_helpers import write_modernbert_tokenizer_folder
+def test_fine_tuning_builds_the_family_heads_and_what_needs_words_or_one_separator_refuses(tmp_path):
+    from keras_bert import BytePairTokenizer, ModernBertTokenizer, export_saved_model
+    from keras_bert.pipelines import TokenClassifierPipeline
+    from keras_bert.preprocessing.task_data.squad_data import squad_features
+    from preprocessing_helpers import family_folder, write_modernbert_tokenizer_folder
 
     backbone = ModernBertBackbone(
         vocabulary_size=400, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=24, padding_id=0,
@@ -261,15 +263,14 @@ def test_fine_tuning_builds_the_family_heads_and_what_needs_character_offsets_re
     qa = task_model_class(BertQuestionAnswerer, backbone)(backbone)
     assert type(qa) is ModernBertQuestionAnswerer
     tokenizer = ModernBertTokenizer.from_pretrained(write_modernbert_tokenizer_folder(tmp_path, vocab_size=400))
-    # Byte-level BPE has no character offsets: entity spans and answers cannot be mapped back to the text.
-    for model, task in ((tagger, "token_classifier"), (qa, "question_answerer")):
-        with pytest.raises(ValueError, match=f"^A {task}'s serve_text maps tokens back to characters.*"
-                                             "ModernBertTokenizer has none") as error:
-            export_saved_model(model, tmp_path / task, tokenizer=tokenizer)
-        assert "\n" not in str(error.value)
-        assert not (tmp_path / task).exists()
-    # So do the fine-tuning job's question-answering features (answers are character spans of the contexts).
-    from keras_bert.preprocessing.task_data.squad_data import squad_features
-
-    with pytest.raises(ValueError, match="^Question answering maps answers to character offsets.*ModernBertTokenizer"):
-        squad_features([], tokenizer)
+    # Byte-level BPE has offsets but no words: entities (read word by word) cannot be served from running text.
+    with pytest.raises(ValueError, match="^A token_classifier's serve_text reads entities word by word.*"
+                                         "ModernBertTokenizer lacks `tokenize_words`") as error:
+        export_saved_model(tagger, tmp_path / "tagger", tokenizer=tokenizer)
+    assert "\n" not in str(error.value) and not (tmp_path / "tagger").exists()
+    with pytest.raises(ValueError, match="^TokenClassifierPipeline reads entities word by word"):
+        TokenClassifierPipeline(tagger, tokenizer, sequence_length=16)
+    # RoBERTa's pairs (<s> A </s></s> B </s>) are not the [CLS] question [SEP] context [SEP] windows.
+    roberta = BytePairTokenizer.from_pretrained(family_folder("roberta"))
+    with pytest.raises(ValueError, match="^Question answering windows are .* BytePairTokenizer puts 2 separators"):
+        squad_features([], roberta)

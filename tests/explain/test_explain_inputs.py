@@ -38,6 +38,20 @@ def test_words_join_wordpieces_and_keep_punctuation_with_their_word():
     assert [w["text"] for w in words] == ["a", "b"]
 
 
+def test_byte_level_bpe_words_are_cut_at_the_spaces_its_tokens_carry(tmp_path):
+    from keras_bert import ModernBertTokenizer
+    from keras_bert.explain.text_inputs import TextPacker
+    from preprocessing_helpers import write_modernbert_tokenizer_folder
+
+    tokenizer = ModernBertTokenizer.from_pretrained(write_modernbert_tokenizer_folder(tmp_path, vocab_size=400))
+    fields = ["Emma Woodhouse, handsome  and rich."]
+    packed = TextPacker(tokenizer, 32).pack(fields, "the test")
+    tokens = [tokenizer.id_to_token(int(i)) for i in packed.token_ids[0]]
+    assert any(t.startswith("\u0120") for t in tokens)  # "Ġ": tokens carry the space before their word
+    words, _ = group_words(packed.spans[0], fields, tokens)
+    assert [w["text"] for w in words] == ["Emma", "Woodhouse,", "handsome", "and", "rich."]
+
+
 @pytest.mark.parametrize("method, steps", [("gausslegendre", 7), ("riemann_trapezoid", 9)])
 def test_quadrature_weights_sum_to_one_and_integrate_a_polynomial(method, steps):
     alphas, weights = integration_steps(method, steps)

@@ -32,6 +32,7 @@ import tensorflow as tf
 
 from keras_bert._utf8 import read_utf8
 from keras_bert.postprocessing import answer_spans, text_windows
+from keras_bert.preprocessing.trimmed_offsets import trimmed_offsets
 from keras_bert.preprocessing.task_data.task_features import TaskFeatures
 
 ON_MISMATCH = ("raise", "skip")
@@ -185,6 +186,28 @@ def fit_qa_lengths(sequence_length, doc_stride=128, max_query_length=64):
     return max_query_length, doc_stride
 
 
+def check_question_answering_tokenizer(tokenizer):
+    """Raises ValueError, saying why, for a tokenizer question answering cannot use.
+
+    Answers are character spans of the context: the labels and the decoding
+    both need each token's span (`tokenize_with_offsets`: BertTokenizer and
+    the byte-level BPE ones have it, SentencePiece does not). Windows are
+    `[CLS] question [SEP] context [SEP]`: a family whose pairs have two
+    separators between them (RoBERTa's `</s></s>`) is not laid out yet.
+    """
+    if not hasattr(tokenizer, "tokenize_with_offsets"):
+        raise ValueError(
+            "Question answering maps answers to character offsets, which needs a tokenizer with "
+            f"`tokenize_with_offsets` (BertTokenizer, ModernBertTokenizer); {type(tokenizer).__name__} has none."
+        )
+    if tokenizer.separators_between != 1:
+        raise ValueError(
+            "Question answering windows are [CLS] question [SEP] context [SEP]; "
+            f"{type(tokenizer).__name__} puts {tokenizer.separators_between} separators between a pair's "
+            "segments (RoBERTa's layout), which these windows do not build yet."
+        )
+
+
 def qa_window_lengths(sequence_length, doc_stride=None, max_query_length=None):
     """`(max_query_length, doc_stride)` of windows of `sequence_length` tokens: the given ones checked, the others
     derived from the length.
@@ -263,14 +286,10 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=None, ma
     Raises:
         ValueError: an answer that covers no token (e.g. only whitespace),
             naming the question; window lengths that do not fit `sequence_length`;
-            a tokenizer without character offsets (a byte-level BPE).
+            a tokenizer that cannot lay out question answering (see
+            `check_question_answering_tokenizer`).
     """
-    if not hasattr(tokenizer, "tokenize_with_offsets"):
-        # Answers are character spans of the context: the labels and the decoding both need each token's span.
-        raise ValueError(
-            "Question answering maps answers to character offsets, which needs a tokenizer with "
-            f"`tokenize_with_offsets` (BertTokenizer); {type(tokenizer).__name__} has none."
-        )
+    check_question_answering_tokenizer(tokenizer)
     if not examples:
         raise ValueError("No examples to build features from.")
     max_query_length, doc_stride = qa_window_lengths(sequence_length, doc_stride, max_query_length)
@@ -282,11 +301,12 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=None, ma
     context_tokens = {}
     for start in range(0, len(contexts), batch_size):
         chunk = contexts[start : start + batch_size]
-        ids, starts, ends = tokenizer.tokenize_with_offsets(tf.constant(chunk), unit="char")
+        ids, starts, ends, _, _ = trimmed_offsets(tokenizer, tf.constant(chunk))
         for text, i, s, e in zip(chunk, ids.to_list(), starts.to_list(), ends.to_list()):
             context_tokens[text] = (i, s, e)
 
     cls_id, sep_id, pad_id = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
+    second = int(tokenizer.typed_segments)  # the context's segment id, as BertInputPacker gives it
     token_ids, segment_ids, padding_mask, offsets, max_context = [], [], [], [], []
     start_positions, end_positions, example_index, question_cut = [], [], [], []
     off_boundary = 0
@@ -313,7 +333,7 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=None, ma
             row = [cls_id, *question, sep_id, *ids[window_start:window_end], sep_id]
             n = len(row)
             token_ids.append(row + [pad_id] * (sequence_length - n))
-            segment_ids.append([0] * first_context + [1] * (n - first_context) + [0] * (sequence_length - n))
+            segment_ids.append([0] * first_context + [second] * (n - first_context) + [0] * (sequence_length - n))
             padding_mask.append([1] * n + [0] * (sequence_length - n))
             row_offsets = np.full((sequence_length, 2), -1, "int32")
             count = window_end - window_start
