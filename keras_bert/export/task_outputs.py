@@ -158,8 +158,7 @@ def token_classifier_outputs(module, text):
     zeros past a text's last token.
     """
     tokenizer = module.tokenizer
-    ids, char_starts, char_ends = tokenizer.tokenize_with_offsets(text, unit="char")
-    _, byte_starts, byte_ends = tokenizer.tokenize_with_offsets(text, unit="byte")
+    ids, char_starts, char_ends, byte_starts, byte_ends = trimmed_offsets(tokenizer, text)
     windows = text_windows.windows_of(ids, module._sequence_length, module._window_stride)
     logits = module._call_model(module.pack_texts(windows["first"]))  # (windows, length, tags)
     token_logits = text_windows.token_mean_over_windows(

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from keras_bert.pipelines.task_pipeline import TaskPipeline, check_texts, reading_report, text_batch
 from keras_bert.postprocessing import entity_spans, text_windows
+from keras_bert.preprocessing.trimmed_offsets import trimmed_offsets
 
 
 class TokenClassifierPipeline(TaskPipeline):
@@ -47,7 +48,8 @@ class TokenClassifierPipeline(TaskPipeline):
         super().__init__(model, tokenizer, sequence_length, batch_size)
         if not model.label_names:
             raise ValueError("The token classifier has no `label_names`; a pipeline needs its BIO tag names.")
-        entity_spans.check_tagging_tokenizer(self.tokenizer, "TokenClassifierPipeline")
+        if tokenizer is not None:  # None: the model's inputs are packed elsewhere (the base's `_predict_trimmed`)
+            entity_spans.check_tagging_tokenizer(self.tokenizer, "TokenClassifierPipeline")
         self.window_stride = (self.sequence_length - 2) // 2 if window_stride is None else window_stride
 
     def __call__(self, texts, return_words=False):
@@ -56,7 +58,7 @@ class TokenClassifierPipeline(TaskPipeline):
         if not texts:
             return []
         strings = tf.constant(texts)
-        ids, starts, ends = self.tokenizer.tokenize_with_offsets(strings, unit="char")
+        ids, starts, ends, _, _ = trimmed_offsets(self.tokenizer, strings)
         words = self.tokenizer.tokenize_words(strings)
         pieces = tf.reduce_sum(words.row_lengths(axis=2), axis=1).numpy()
         for t, (n, m) in enumerate(zip(ids.row_lengths().numpy(), pieces)):

@@ -4,7 +4,8 @@ One definition, in TensorFlow ops, of how `TokenClassifierPipeline` (run
 eagerly) and the exported SavedModel's `serve_text` (traced) read entities:
 
 - Words are the tokenizer's words (`tokenize_words`: BERT's basic-tokenizer
-  words); a word that became no token is skipped. Each word takes the most
+  words, byte-level BPE's pre-tokenizer words); a word that became no token
+  is skipped. Each word takes the most
   probable tag of its first wordpiece, with that probability as its score.
 - Entities are decoded from the word tags as seqeval's default mode does
   (`keras_bert.metrics.get_entities` with `scheme=None`): a tag other than
@@ -20,19 +21,14 @@ from keras_bert.metrics.entities import are_entity_tags
 
 
 def check_tagging_tokenizer(tokenizer, who):
-    """Raises ValueError unless `tokenizer` gives words (`tokenize_words`) and offsets (`tokenize_with_offsets`).
-
-    Entities are read word by word and mapped back to characters. Byte-level
-    BPE has offsets but no words yet: its taggers are trained on words
-    tokenized one by one, without the space before them that running text
-    gives them, so reading running text would not be what they learned.
-    """
+    """Raises ValueError unless `tokenizer` gives words (`tokenize_words`) and offsets (`tokenize_with_offsets`):
+    entities are read word by word and mapped back to characters (SentencePiece has neither)."""
     missing = [name for name in ("tokenize_words", "tokenize_with_offsets") if not hasattr(tokenizer, name)]
     if missing:
         raise ValueError(
             f"{who} reads entities word by word and maps them back to characters, which needs a tokenizer with "
-            f"`tokenize_words` and `tokenize_with_offsets` (BertTokenizer); {type(tokenizer).__name__} lacks "
-            f"{' and '.join(f'`{name}`' for name in missing)}."
+            f"`tokenize_words` and `tokenize_with_offsets` (BertTokenizer, ModernBertTokenizer); "
+            f"{type(tokenizer).__name__} lacks {' and '.join(f'`{name}`' for name in missing)}."
         )
 
 

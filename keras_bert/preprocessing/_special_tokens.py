@@ -115,6 +115,30 @@ class SpecialTokenSplitter:
         # [batch, pieces, ids] → [batch, ids]
         return pieces.with_flat_values(tf.concat([ids, special], axis=1)).merge_dims(1, 2)
 
+    def words(self, text, text_words, enabled=True):
+        """`tokenize` with the words kept: `(batch,)` strings → int32 ragged `(batch, words, ids)`.
+
+        Args:
+            text: string tensor `(batch,)`.
+            text_words: the tokenizer's algorithm on the text between special
+                tokens: string `(num_pieces,)` → int32 ragged `(num_pieces,
+                words, ids)`. A special token's piece comes as "".
+            enabled: as `tokenize`'s.
+
+        Returns:
+            Each piece's words in order; a special token is a word of its own.
+        """
+        pieces, special_ids = self.split(text, enabled)
+        is_special = special_ids >= 0
+        words = text_words(tf.where(is_special, "", pieces.flat_values))
+        ones = tf.ones_like(tf.boolean_mask(special_ids, is_special), dtype=words.row_splits.dtype)
+        special = tf.RaggedTensor.from_row_lengths(
+            tf.RaggedTensor.from_row_lengths(tf.boolean_mask(special_ids, is_special), ones),
+            tf.cast(is_special, words.row_splits.dtype),
+        )
+        # [batch, pieces, words, ids] → [batch, words, ids]
+        return pieces.with_flat_values(tf.concat([words, special], axis=1)).merge_dims(1, 2)
+
     def offsets(self, text, text_offsets, enabled=True):
         """`tokenize`, with where each token is: `(batch,)` strings → int64 ragged `(batch, None, 5)`.
 

@@ -59,6 +59,16 @@ def _read_files(files):
     return {"vocabulary": vocabulary, "merges": merges}, None
 
 
+def _is_blank(token, byte_values={c: b for b, c in byte_to_unicode().items()}):  # noqa: B006 (a constant table)
+    """Whether a vocabulary token stands for white space only (its bytes, or an added token's text)."""
+    if token and all(c in byte_values for c in token):
+        try:
+            return bytes(byte_values[c] for c in token).decode("utf-8").isspace()
+        except UnicodeDecodeError:  # part of a character
+            return False
+    return bool(token) and token.isspace()
+
+
 def _check_added_tokens(added_tokens, vocabulary):
     """`added_tokens` as a list of complete dicts (see `BytePairTokenizer`), or ValueError naming the bad entry."""
     checked = []
@@ -144,6 +154,7 @@ class BytePairTokenizer(Tokenizer):
     tokenizer_files = (("vocab.json", "merges.txt"), ("tokenizer.json",))
     # transformers' RobertaTokenizer trims offsets unless told otherwise.
     trims_offsets = True
+    space_before_words = True
 
     def __init__(
         self,
@@ -189,6 +200,8 @@ class BytePairTokenizer(Tokenizer):
         self.use_regex = bool(use_regex)
         self.unicode_normalization = unicode_normalization
         self.trim_offsets = self.trims_offsets if trim_offsets is None else bool(trim_offsets)
+        # Tokens of white space only (GPT-2's "Ġ", "Ċ", runs of spaces): `tokenize_words` joins them to the word before.
+        self._blank_ids = tf.constant([_is_blank(token) for token in self.get_vocabulary()], tf.bool)
 
         init = tf.lookup.KeyValueTensorInitializer
         self._token_ids = tf.lookup.StaticHashTable(
@@ -297,6 +310,19 @@ class BytePairTokenizer(Tokenizer):
         """
         return self._offsets_on_batch(strings, unit)
 
+    @no_autograph
+    def tokenize_words(self, strings):
+        """Text → ids grouped by word, as `BertTokenizer.tokenize_words` (the same arguments and results).
+
+        A word is a word of GPT-2's split (the pre-tokenizer's, with the
+        space before it: " world"), a special token found in the text, or a
+        run of white space that no word follows (before a line break, at the
+        end), which joins the word before it: every word but a text's
+        leading white space starts with a token that is not blank, the token
+        a tagger reads its tag from. The words' ids are `tokenize`'s, in order.
+        """
+        return self._on_batch(strings, lambda text: self._traced().words(text))
+
     def word_start_ids(self):
         """The ids of the tokens that start a word: those that begin with a space (GPT-2's "Ġ") and the special ones.
 
@@ -314,7 +340,7 @@ class BytePairTokenizer(Tokenizer):
 
     # -------------------------------------------------------------- internals
     def _graph_functions(self):
-        return {**super()._graph_functions(), "offsets": self._tokenize_with_offsets_1d}
+        return {**super()._graph_functions(), "offsets": self._tokenize_with_offsets_1d, "words": self._words_1d}
 
     def _join_pieces(self, pieces):
         chars = tf.strings.unicode_split(tf.strings.reduce_join(pieces, axis=-1), "UTF-8")
@@ -374,10 +400,43 @@ class BytePairTokenizer(Tokenizer):
 
     def _tokenize_text(self, pieces):
         """`(n,)` text without added tokens → int32 ragged `(n, None)` BPE ids."""
-        _, words, tokens = self._word_tokens(pieces)
-        token_ids = tokens.with_flat_values(self._token_ids.lookup(tokens.flat_values))
         # [pieces, words, ids] → [pieces, ids]
-        return words.with_flat_values(token_ids).merge_dims(1, 2)
+        return self._text_words(pieces).merge_dims(1, 2)
+
+    def _text_words(self, pieces):
+        """`(n,)` text without added tokens → int32 ragged `(n, words, ids)`."""
+        _, words, tokens = self._word_tokens(pieces)
+        return words.with_flat_values(tokens.with_flat_values(self._token_ids.lookup(tokens.flat_values)))
+
+    # -------------------------------------------------------------- words
+    def _words_1d(self, text):
+        """String `(batch,)` → int32 ragged `(batch, words, ids)` (see `tokenize_words`)."""
+        words = self._raw_tokens.words(text, self._normalized_words)
+        per_word = words.values  # (all words, ids)
+        blank = tf.math.unsorted_segment_min(
+            tf.cast(tf.gather(self._blank_ids, per_word.flat_values), tf.int32), per_word.value_rowids(),
+            per_word.nrows(),
+        ) > 0
+        place = tf.range(per_word.nrows()) - tf.gather(words.row_starts(), words.value_rowids())
+        # A blank word after another word of its text joins it.
+        starts_word = ~(blank & (place > 0))
+        joined = tf.cumsum(tf.cast(starts_word, tf.int64)) - 1
+        num_joined = tf.reduce_sum(tf.cast(starts_word, tf.int64))
+        ids_per_word = tf.math.unsorted_segment_sum(per_word.row_lengths(), joined, num_joined)
+        words_per_text = tf.math.unsorted_segment_sum(
+            tf.cast(starts_word, tf.int64), words.value_rowids(), words.nrows()
+        )
+        return tf.RaggedTensor.from_row_lengths(
+            tf.RaggedTensor.from_row_lengths(per_word.flat_values, ids_per_word), words_per_text
+        )
+
+    def _normalized_words(self, pieces):
+        """`(n,)` raw text between added tokens → int32 ragged `(n, words, ids)`."""
+        if self.unicode_normalization is not None:
+            pieces = tf_text.normalize_utf8(pieces, self.unicode_normalization)
+        if self._normalized_tokens is None:
+            return self._text_words(pieces)
+        return self._normalized_tokens.words(pieces, self._text_words)
 
     def _word_tokens(self, pieces):
         """`(n,)` text without added tokens → `(prefixed, words, tokens)`: the pieces with their prefix space

@@ -137,6 +137,9 @@ class Tokenizer(tf.Module):
     # How BertInputPacker lays out a pair: [CLS] A [SEP] B [SEP], B's tokens typed 1.
     separators_between = 1
     typed_segments = True
+    # A word's first token holds the space before it (byte-level BPE's "Ġ"): words tokenized one by one (a tagger's
+    # training words) are tokenized as running text only with that space before every word but a sentence's first.
+    space_before_words = False
 
     def __init__(self, token_to_id, special_tokens_in_strings=True, name=None):
         super().__init__(name=name)

@@ -24,7 +24,10 @@ def trimmed_offsets(tokenizer, texts):
 
     Returns:
         `(ids, char_starts, char_ends, byte_starts, byte_ends)`, int32 ragged
-        `(batch_size, None)`; a token of white space only spans nothing, at its end.
+        `(batch_size, None)`. A token of white space only spans nothing, at
+        its start: the word it ends (byte-level BPE's "Ġ" before a newline,
+        a run of spaces after the word; see `BytePairTokenizer.tokenize_words`)
+        or the answer it ends then ends where its text does.
     """
     ids, char_starts, char_ends = tokenizer.tokenize_with_offsets(texts, unit="char")
     _, byte_starts, byte_ends = tokenizer.tokenize_with_offsets(texts, unit="byte")
@@ -33,10 +36,11 @@ def trimmed_offsets(tokenizer, texts):
     space = f"[{WHITE_SPACE}]*"
     leading = tf.strings.regex_replace(covered, f"^({space})(?s:.*)$", r"\1")
     trailing = tf.strings.regex_replace(covered, f"^(?s:.*?)({space})$", r"\1")
+    blank = tf.equal(leading, covered)
 
     def trimmed(starts, ends, unit):
-        start = starts.flat_values + tf.strings.length(leading, unit=unit)
-        end = tf.maximum(ends.flat_values - tf.strings.length(trailing, unit=unit), start)
+        start = tf.where(blank, starts.flat_values, starts.flat_values + tf.strings.length(leading, unit=unit))
+        end = tf.where(blank, start, tf.maximum(ends.flat_values - tf.strings.length(trailing, unit=unit), start))
         return starts.with_flat_values(start), ends.with_flat_values(end)
 
     return (ids, *trimmed(char_starts, char_ends, "UTF8_CHAR"), *trimmed(byte_starts, byte_ends, "BYTE"))

@@ -1,5 +1,6 @@
 """A ModernBERT folder through the command line: fine-tune, predict, export a SavedModel that serves raw strings
-(a classifier, and a question answerer whose answers are mapped back to characters through byte-level BPE offsets);
+(a classifier; a question answerer and a tagger, whose answers and entities are mapped back to characters through
+the byte-level BPE's offsets and words);
 and a tiny ModernBERT pretrained from scratch (`keras-bert pretrain --family modernbert`) that fine-tunes from its run.
 
 The folder is what transformers writes for a tiny random `ModernBertModel`
@@ -91,21 +92,13 @@ def test_finetune_a_modernbert_question_answerer_and_serve_its_answers(folder, t
     import tensorflow as tf
 
     from keras_bert import ModernBertQuestionAnswerer
-    from keras_bert.loading import find_model, load_keras_model, load_tokenizer
     from keras_bert.pipelines import QuestionAnswererPipeline
 
     run = tmp_path / "qa"
-    assert cli([
-        "finetune", "--task", "qa", "--init", str(folder), "--train", str(FIXTURES / "squad_v1_train.json"),
-        "--eval", str(FIXTURES / "squad_v1_dev.json"), "--sequence-length", "32", "--batch-size", "32",
-        "--epochs", "2", "--learning-rate", "3e-3", "--no-tensorboard", "--out", str(run),
-    ]) == 0  # fmt: skip
-    metrics = json.loads((run / "metrics.json").read_text())["validation"]
+    metrics, model, tokenizer = _finetune(folder, "qa", "squad_v1", run, epochs=2, batch_size=32, learning_rate=3e-3)
     print(f"ModernBERT QA (tiny, random start, 2 epochs): validation exact match {metrics['exact_match']:.1f}")
     # The labels are right only if the answers' character spans found their tokens: a tiny model learns them.
     assert metrics["exact_match"] > 30
-    files = find_model(run)
-    model, tokenizer = load_keras_model(files), load_tokenizer(files)
     assert isinstance(model, ModernBertQuestionAnswerer)
     # Non-ASCII text before the answer and a context longer than one window: offsets in characters and bytes.
     contexts = ["Zoë and Ångström 🤖 went home . carla has a black car . the day was long . anna lives in oslo .",
@@ -121,6 +114,49 @@ def test_finetune_a_modernbert_question_answerer_and_serve_its_answers(folder, t
     assert [a.decode() for a in out["answer"].numpy()] == [a["answer"] for a in expected]
     assert out["answer_start"].numpy().tolist() == [a["start"] for a in expected]
     assert out["answer_end"].numpy().tolist() == [a["end"] for a in expected]
+
+
+def test_finetune_a_modernbert_tagger_and_serve_its_entities(folder, tmp_path):
+    import tensorflow as tf
+
+    from keras_bert import ModernBertTokenClassifier
+    from keras_bert.pipelines import TokenClassifierPipeline
+
+    run = tmp_path / "ner"
+    metrics, model, tokenizer = _finetune(folder, "ner", "ner", run, epochs=8, batch_size=16, learning_rate=5e-3)
+    print(f"ModernBERT tagger (tiny, random start, 8 epochs): validation entity F1 {metrics['f1']:.3f}")
+    # Words after a sentence's first are tokenized with the space before them, as in running text: a tiny
+    # model then finds the fixture's entities in raw text.
+    assert metrics["f1"] > 0.5
+    assert isinstance(model, ModernBertTokenClassifier)
+    texts = ["the team from new york joined umbrella corp .", "Zoë said  the team from new york joined umbrella corp ."]
+    pipeline = TokenClassifierPipeline(model, tokenizer, sequence_length=32)
+    expected = pipeline(texts)
+    assert any(entity["text"] == "new york" for entity in expected[0])
+    for row, text in zip(expected, texts):
+        assert all(e["text"] == text[e["start"] : e["end"]] == e["text"].strip() != "" for e in row)
+    assert cli(["export", str(run), "--out", str(tmp_path / "served")]) == 0
+    served = tf.saved_model.load(str(tmp_path / "served")).signatures["serve_text"]
+    out = served(text=tf.constant(texts))
+    for r, row in enumerate(expected):
+        n = int(out["num_entities"][r])
+        assert [t.decode() for t in out["entity_text"][r, :n].numpy()] == [e["text"] for e in row]
+        assert out["entity_start"][r, :n].numpy().tolist() == [e["start"] for e in row]
+
+
+def _finetune(folder, task, data, run, epochs, batch_size, learning_rate):
+    """`keras-bert finetune --task <task>` on the fixture's `<data>_train` / `<data>_dev` files at 32 tokens →
+    (validation metrics, the run's model, its tokenizer)."""
+    from keras_bert.loading import find_model, load_keras_model, load_tokenizer
+
+    suffix = ".json" if task == "qa" else ".conll"
+    assert cli([
+        "finetune", "--task", task, "--init", str(folder), "--train", str(FIXTURES / f"{data}_train{suffix}"),
+        "--eval", str(FIXTURES / f"{data}_dev{suffix}"), "--sequence-length", "32", "--batch-size", str(batch_size),
+        "--epochs", str(epochs), "--learning-rate", str(learning_rate), "--no-tensorboard", "--out", str(run),
+    ]) == 0  # fmt: skip
+    files = find_model(run)
+    return json.loads((run / "metrics.json").read_text())["validation"], load_keras_model(files), load_tokenizer(files)
 
 
 def _probabilities(printed):

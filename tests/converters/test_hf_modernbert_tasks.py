@@ -250,10 +250,10 @@ def test_per_token_heads_round_trip_keras_and_train(tmp_path):
 
 @pytest.mark.only_backend("torch", reason=ONCE)
 def test_fine_tuning_builds_the_family_heads_and_what_needs_words_or_one_separator_refuses(tmp_path):
-    from keras_bert import BytePairTokenizer, ModernBertTokenizer, export_saved_model
+    from keras_bert import BytePairTokenizer, SentencePieceTokenizer, export_saved_model
     from keras_bert.pipelines import TokenClassifierPipeline
     from keras_bert.preprocessing.task_data.squad_data import squad_features
-    from preprocessing_helpers import family_folder, write_modernbert_tokenizer_folder
+    from preprocessing_helpers import family_folder
 
     backbone = ModernBertBackbone(
         vocabulary_size=400, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=24, padding_id=0,
@@ -262,14 +262,14 @@ def test_fine_tuning_builds_the_family_heads_and_what_needs_words_or_one_separat
     assert type(tagger) is ModernBertTokenClassifier
     qa = task_model_class(BertQuestionAnswerer, backbone)(backbone)
     assert type(qa) is ModernBertQuestionAnswerer
-    tokenizer = ModernBertTokenizer.from_pretrained(write_modernbert_tokenizer_folder(tmp_path, vocab_size=400))
-    # Byte-level BPE has offsets but no words: entities (read word by word) cannot be served from running text.
+    # SentencePiece (ALBERT) has neither words nor offsets: entities cannot be read from running text.
+    albert = SentencePieceTokenizer.from_pretrained(family_folder("albert"))
     with pytest.raises(ValueError, match="^A token_classifier's serve_text reads entities word by word.*"
-                                         "ModernBertTokenizer lacks `tokenize_words`") as error:
-        export_saved_model(tagger, tmp_path / "tagger", tokenizer=tokenizer)
+                                         "SentencePieceTokenizer lacks `tokenize_words` and") as error:
+        export_saved_model(tagger, tmp_path / "tagger", tokenizer=albert)
     assert "\n" not in str(error.value) and not (tmp_path / "tagger").exists()
     with pytest.raises(ValueError, match="^TokenClassifierPipeline reads entities word by word"):
-        TokenClassifierPipeline(tagger, tokenizer, sequence_length=16)
+        TokenClassifierPipeline(tagger, albert, sequence_length=16)
     # RoBERTa's pairs (<s> A </s></s> B </s>) are not the [CLS] question [SEP] context [SEP] windows.
     roberta = BytePairTokenizer.from_pretrained(family_folder("roberta"))
     with pytest.raises(ValueError, match="^Question answering windows are .* BytePairTokenizer puts 2 separators"):

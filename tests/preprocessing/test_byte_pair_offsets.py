@@ -1,4 +1,5 @@
-"""Byte-level BPE offsets: `tokenize_with_offsets` equal to the `tokenizers` library's `offsets`, option by option.
+"""Byte-level BPE offsets and words: `tokenize_with_offsets` equal to the `tokenizers` library's `offsets`, option by
+option, and `tokenize_words` its `word_ids` (blank words joined to the word before).
 
 The truths: `tokenizers.Tokenizer` on a ModernBERT-style tokenizer.json (NFC, [MASK] with lstrip, runs of spaces as
 normalized added tokens; see preprocessing_helpers) and copies of it changed one option at a time (other
@@ -136,3 +137,41 @@ def test_offsets_in_a_graph_equal_eager_and_the_option_is_in_the_config(folder):
     assert [t.to_list() for t in restored.tokenize_with_offsets(texts, unit="byte")] == eager
     with pytest.raises(ValueError, match='"char" or "byte"'):
         ours.tokenize_with_offsets(texts, unit="token")
+
+
+def _words_from_word_ids(ids, word_ids, blank):
+    """`tokenizers`' words (tokens grouped by `word_ids`), a word of blank tokens joined to the word before."""
+    words = []
+    for token, word in zip(ids, word_ids):
+        if words and word == words[-1][0]:
+            words[-1][1].append(token)
+        else:
+            words.append((word, [token]))
+    joined = []
+    for _, tokens in words:
+        if joined and all(blank[t] for t in tokens):
+            joined[-1] += tokens
+        else:
+            joined.append(tokens)
+    return joined
+
+
+def test_words_are_the_pre_tokenizer_words_of_tokenizers_with_blank_runs_joined(folder):
+    from tokenizers import Tokenizer as RustTokenizer
+    from transformers import RobertaTokenizer
+
+    texts = list(real_lines_per_file(20)) + HARD_CASES + ["Anna  met Ivan in New York .\n", "  Anna", "x\n\n\ny  "]
+    modernbert = ModernBertTokenizer.from_pretrained(folder)
+    rust = RustTokenizer.from_file(str(folder / "tokenizer.json"))
+    roberta = BytePairTokenizer.from_pretrained(family_folder("roberta"))
+    hf_roberta = RobertaTokenizer.from_pretrained(family_folder("roberta"))
+    for ours, encode in (
+        (modernbert, lambda t: (lambda e: (e.ids, e.word_ids))(rust.encode(t, add_special_tokens=False))),
+        (roberta, lambda t: (lambda e: (e["input_ids"], e.word_ids()))(hf_roberta(t, add_special_tokens=False))),
+    ):
+        blank = ours._blank_ids.numpy()
+        words = ours.tokenize_words(texts).to_list()
+        assert [[i for word in row for i in word] for row in words] == ours.tokenize(texts).to_list()
+        assert [_words_from_word_ids(*encode(t), blank) for t in texts] == words
+    # "  " (an added run of spaces) and GPT-2's "Ċ" end the words before them; a text's leading blank stays a word.
+    assert [len(row) for row in modernbert.tokenize_words(["Anna  met", "end .\n", "  Anna"]).to_list()] == [2, 2, 2]

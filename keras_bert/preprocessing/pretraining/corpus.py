@@ -320,7 +320,9 @@ def tokenize_documents(documents, tokenizer, max_sentence_tokens=None, batch_siz
 
 def _tokenize_sentences(sentences, tokenizer, batch_size):
     """`(ids, word_starts)` numpy arrays (int32, int8) of every sentence, in order."""
-    if not hasattr(tokenizer, "tokenize_words"):
+    if hasattr(tokenizer, "word_start_ids"):
+        # Byte-level BPE: whole words are the tokens from one "Ġ" to the next, as RoBERTa's and ModernBERT's
+        # whole-word masking reads them (its `tokenize_words` splits punctuation off as words of their own).
         return _tokenize_by_word_start_tokens(sentences, tokenizer, batch_size)
     tokenized = []
     for begin in range(0, len(sentences), batch_size):

@@ -183,10 +183,25 @@ class BertTokenClassifierPreprocessor:
                 default_value=-1,
             )
 
+    def word_texts(self, words):
+        """Ragged words `(batch, words)` → flat `(total_words,)`: each word as it is tokenized.
+
+        With a tokenizer whose tokens hold the space before a word (byte-level
+        BPE), every word but a sentence's first gets that space, so that the
+        words are tokenized as they are in running text, where the tagger
+        will read them (`tokenize_words`).
+        """
+        if not self.tokenizer.space_before_words:
+            return words.flat_values
+        place = tf.range(tf.size(words.flat_values, out_type=tf.int64)) - tf.gather(
+            words.row_starts(), words.value_rowids()
+        )
+        return tf.where(place > 0, tf.strings.join([" ", words.flat_values]), words.flat_values)
+
     def _pieces(self, words):
         """Ragged ids `(batch, tokens)`; per token, its word's flat index and whether it starts the word."""
         words = _ragged(words)
-        pieces = self.tokenizer.tokenize(words.flat_values)  # (total_words, pieces)
+        pieces = self.tokenizer.tokenize(self.word_texts(words))  # (total_words, pieces)
         ids = words.with_flat_values(pieces).merge_dims(1, 2)  # (batch, tokens)
         word_of_token = pieces.value_rowids()
         position = tf.range(tf.size(word_of_token, out_type=tf.int64)) - tf.gather(pieces.row_starts(), word_of_token)
@@ -294,7 +309,7 @@ def ner_features(sentences, tokenizer, label_names=None, sequence_length=128, ba
             x = preprocessor(words)
         part.update({k: v.numpy() for k, v in x.items()})
         # Words that became no token at all, per sentence.
-        lengths = tokenizer.tokenize(words.flat_values).row_lengths()
+        lengths = tokenizer.tokenize(preprocessor.word_texts(words)).row_lengths()
         part["empty_words"] = tf.reduce_sum(tf.cast(words.with_flat_values(lengths == 0), tf.int32), axis=1).numpy()
         parts.append(part)
     x = {k: np.concatenate([p[k] for p in parts]) for k in ("token_ids", "segment_ids", "padding_mask")}
