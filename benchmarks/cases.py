@@ -149,8 +149,9 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
             else:
                 ours[dtype] = model
         fns = {("keras_bert", dtype): (lambda m=m: m.predict_on_batch(x)) for dtype, m in ours.items()}
-        traced = traced_models(ours)
+        traced, compiled = traced_models(ours), compiled_models(ours)
         fns.update({("keras_bert_traced", dtype): (lambda m=m: m.predict_on_batch(x)) for dtype, m in traced.items()})
+        fns.update({("keras_bert_compiled", dtype): (lambda m=m: m.predict_on_batch(x)) for dtype, m in compiled.items()})
         if peers:
             fns[("keras_hub", "fp32")] = _keras_hub_forward_call(size, x)
             for dtype, call in _hf_forward_calls(size, x, ("fp32", "bf16")).items():
@@ -171,8 +172,8 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
                                   matmul_flops, measured_with=f"forward {config}"))
                 continue
             extra = {}
-            if impl in ("keras_bert", "keras_bert_traced"):
-                model_of = ours if impl == "keras_bert" else traced
+            if impl in ("keras_bert", "keras_bert_traced", "keras_bert_compiled"):
+                model_of = {"keras_bert": ours, "keras_bert_traced": traced, "keras_bert_compiled": compiled}[impl]
                 extra["relative_error_vs_fp32"] = _relative_error(
                     model_of[dtype].predict_on_batch(x)["sequence_output"], reference)
             elif impl.endswith("onnxruntime"):  # against the fp32 model it was exported from
@@ -184,7 +185,7 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
                               **extra))
         if workdir:
             workdir.cleanup()
-        del model, ours, traced, fns
+        del model, ours, traced, compiled, fns
     return out
 
 
@@ -196,6 +197,20 @@ def traced_models(models):
     from keras_bert.export import TracedTorchModel  # only in the torch process
 
     return {dtype: TracedTorchModel(m) for dtype, m in models.items() if dtype in ("fp32", "bf16")}
+
+
+def compiled_models(models):
+    """On torch: a copy of each fp32 / bf16 model in `{dtype: model}` compiled with `jit_compile=True`, whose
+    `predict` / `predict_on_batch` run `CompiledForward` (the export, oneDNN linears in fp32, inductor): what a
+    user gets from that one switch. The first call compiles (the warm-up calls take it)."""
+    if backend_name() != "torch":
+        return {}
+    compiled = {}
+    for dtype, m in models.items():
+        if dtype in ("fp32", "bf16"):
+            compiled[dtype] = with_dtype(m, "float32" if dtype == "fp32" else "bfloat16")
+            compiled[dtype].compile(jit_compile=True)
+    return compiled
 
 
 def _keras_hub_forward_call(size, x):
@@ -404,6 +419,7 @@ def end_to_end(quick=False, dtypes=None, peers=True, onnx=None, folder=None):
             models[("keras_bert", dtype)] = fp32_model
     keras_models = {key[1]: m for key, m in models.items()}
     models.update({("keras_bert_traced", dtype): m for dtype, m in traced_models(keras_models).items()})
+    models.update({("keras_bert_compiled", dtype): m for dtype, m in compiled_models(keras_models).items()})
     workdir = tempfile.TemporaryDirectory(prefix="keras-bert-bench-e2e-") if onnx else None
     if onnx:
         log(f"  end-to-end {backend}: exporting ours to ONNX (fp32, int8)")
@@ -442,7 +458,8 @@ def end_to_end(quick=False, dtypes=None, peers=True, onnx=None, folder=None):
     fns = {key: (lambda p=predict: p(timed)) for key, predict in predictors.items()}
     seconds = time_interleaved(fns, warmup, repeats, budget_seconds=None if quick else 2 * BUDGET)
     out = []
-    runs_on = {"keras_bert": backend, "keras_bert_traced": backend, "hf_transformers": "torch"}
+    runs_on = {"keras_bert": backend, "keras_bert_traced": backend, "keras_bert_compiled": backend,
+               "hf_transformers": "torch"}
     for (impl, dtype), secs in seconds.items():
         accuracy = float(np.mean(predictors[(impl, dtype)](texts) == labels))
         out.append(record("end_to_end", impl, runs_on.get(impl, "onnxruntime"),

@@ -62,7 +62,7 @@ def _worst_best_forward_vs_hf_bf16(fwd):
     for r in fwd:
         if r["impl"] == "hf_transformers" and r["config"].endswith("bf16"):
             shape = r["config"].rsplit(" ", 1)[0]
-            ours = [o for o in fwd if o.get("job") == r.get("job") and o["impl"] in ("keras_bert", "keras_bert_traced")
+            ours = [o for o in fwd if o.get("job") == r.get("job") and o["impl"] in ("keras_bert", "keras_bert_traced", "keras_bert_compiled")
                     and o["config"].rsplit(" ", 1)[0] == shape]
             if ours:
                 best = max(ours, key=lambda o: o["median"])
@@ -242,7 +242,9 @@ def write_report(path, run, records, errors):
        "`onnxruntime.quantization.quantize_dynamic` (int8 weights, activations quantized on the fly); ONNX "
        "Runtime's default threads; timed in the TensorFlow process only (the graphs do not depend on the "
        "Keras backend). keras_bert_traced (torch process only): the same models through `TracedTorchModel` "
-       "(one `torch.export` graph, no Keras Python per layer). "
+       "(one `torch.export` graph, no Keras Python per layer); keras_bert_compiled (torch process only): the same "
+       "models compiled with `jit_compile=True`, `predict_on_batch` through `CompiledForward` (that graph with "
+       "oneDNN linear layers in fp32, compiled by inductor). "
        "\"vs ours fp32\" compares a row with the same implementation in fp32. "
        "Relative error = ‖out − fp32‖ / ‖fp32‖ of `sequence_output` (ONNX rows: against the fp32 model "
        "they were exported from).")
@@ -273,7 +275,8 @@ def write_report(path, run, records, errors):
        "`TextClassifierPipeline` over our `export_onnx` graph (fp32, dynamic int8) via `RuntimeModel`; "
        "hf_onnxruntime: `BertTokenizerFast` + HF's `torch.onnx.export` graph of the same classifier (fp32, "
        "`quantize_dynamic` int8), TensorFlow process only. keras_bert_traced (torch process only): the same "
-       "pipeline over `TracedTorchModel` of the same models.")
+       "pipeline over `TracedTorchModel` of the same models; keras_bert_compiled: over the same models compiled "
+       "with `jit_compile=True` (`CompiledForward`).")
     table("One pretraining step: MLM+NSP, and MLM alone (tokens/s)",
           sorted(train, key=lambda r: (r.get("job", ""), r["config"], r["impl"])), [
         ("job", lambda r: r.get("job", "–")), ("impl", lambda r: r["impl"]), ("backend", lambda r: r["backend"]), ("config", lambda r: r["config"]),

@@ -14,6 +14,7 @@ from keras_bert.models.input_checks import BACKBONE_INPUTS, check_fit_data, chec
 from keras_bert.models.pretrained import build_from_checkpoint, task_head_arguments
 from keras_bert.models.quantization import quantized_layers, restore_quantization, warn_if_int8_is_slow
 from keras_bert.optimizers import build_before_first_trace, create_optimizer
+from keras_bert.torch_training.compiled_inference_steps import CompiledInferenceSteps
 from keras_bert.torch_training.compiled_train_step import CompiledTrainStep
 
 
@@ -68,7 +69,7 @@ def output_layers(backbone, units, dropout, kernel_initializer):
     return output_dropout, output_dense
 
 
-class BertTask(keras.Model):
+class BertTask(CompiledInferenceSteps, keras.Model):
     """Base class of the task models (pretrainer, classifiers, ...).
 
     A task model is a functional model whose body is a `BertBackbone`. This
@@ -196,6 +197,10 @@ class BertTask(keras.Model):
 
     # --- input and label checks: bad data fail here with a clear message, not deep in a kernel.
     def __call__(self, inputs, *args, **kwargs):
+        return super().__call__(self._checked_inputs(inputs), *args, **kwargs)
+
+    def _checked_inputs(self, inputs):
+        """`inputs` without the features the backbone does not take, checked as a call checks them."""
         inputs = self.drop_unused_features(inputs)
         check_inputs(
             inputs,
@@ -204,7 +209,7 @@ class BertTask(keras.Model):
             where=self.name,
             choices=self.has_choices_axis,
         )
-        return super().__call__(inputs, *args, **kwargs)
+        return inputs
 
     def fit(self, x=None, *args, **kwargs):
         x = self.drop_unused_features(x)
@@ -240,7 +245,7 @@ class BertTask(keras.Model):
 
     def predict_step(self, *args, **kwargs):
         with self.inference_scope():
-            return super().predict_step(*args, **kwargs)
+            return super().predict_step(*args, **kwargs)  # compiled on torch with jit_compile=True (the mixin's)
 
     def call_with_token_embeddings(self, inputs, token_embeddings):
         """The model's outputs with `token_embeddings` in place of the token table's rows (inference).
@@ -333,7 +338,8 @@ class BertTask(keras.Model):
                 (`keras_bert.torch_training`: the forward and loss traced once and
                 compiled, float32 linear layers through oneDNN on a CPU, the AdamW
                 update fused), not Keras' `torch.compile` of its step; `evaluate`
-                and `predict` then run eagerly.
+                and `predict` run the forward as one compiled graph
+                (`CompiledInferenceSteps`).
         """
         if _is_auto(optimizer):
             optimizer = self.default_optimizer()
@@ -357,12 +363,6 @@ class BertTask(keras.Model):
             )
         return self.train_function
 
-    def _should_torch_compile(self):
-        # Keras' torch trainer asks this before it `torch.compile`s its test and predict steps with
-        # `jit_compile=True`. Its torch.compile of the train step measured no faster than eager after 125 s of
-        # compiling (issue 48); the test and predict steps were not measured: they stay eager here, and `fit`
-        # runs `CompiledTrainStep`. (TracedTorchModel is the fast inference path on torch.)
-        return False
 
     def compile_from_config(self, config):
         # Our `compile` fills defaults; a saved compile config already holds the

@@ -30,6 +30,7 @@ from keras_bert.layers.self_attention import packed_attention_mask
 from keras_bert.layers.transformer_encoder import TransformerEncoder
 from keras_bert.models.bert_sizes import BERT_SIZES
 from keras_bert.models.input_checks import BACKBONE_INPUTS, PACKED_INPUTS, check_fit_data, check_inputs
+from keras_bert.torch_training.compiled_inference_steps import CompiledInferenceSteps
 from keras_bert.models.pretrained import build_from_checkpoint
 from keras_bert.models.quantization import quantized_layers, restore_quantization, warn_if_bfloat16_is_slow, warn_if_int8_is_slow
 from keras_bert.optimizers import build_before_first_trace
@@ -55,7 +56,7 @@ def constructor_arguments(local_variables):
     return {**arguments, **local_variables.get("kwargs", {})}
 
 
-class EncoderBackbone(keras.Model):
+class EncoderBackbone(CompiledInferenceSteps, keras.Model):
     """The base class of the backbones: a functional model built from, and rebuilt from, its constructor arguments.
 
     A subclass's constructor signature is its config: every argument but
@@ -308,8 +309,12 @@ class EncoderBackbone(keras.Model):
         }
 
     def __call__(self, inputs, *args, **kwargs):
+        return super().__call__(self._checked_inputs(inputs), *args, **kwargs)
+
+    def _checked_inputs(self, inputs):
+        """`inputs`, checked (names, ranks, integer dtype, id ranges, length): bad ids fail here, not in a kernel."""
         check_inputs(inputs, self.input_limits, names=self.input_names, where=self.name)
-        return super().__call__(inputs, *args, **kwargs)
+        return inputs
 
     def fit(self, x=None, *args, **kwargs):
         check_fit_data(x, self.input_limits, self.input_names, self.name)

@@ -16,10 +16,14 @@ from benchmarks.report import write_report
 # The int8 case runs `model.quantize`, whose full gc.collect() per replaced variable walks everything
 # the test process holds: conftest's `frozen_gc`, as the int8 tests use.
 @pytest.mark.usefixtures("frozen_gc")
-def test_forward_quick_records_are_well_formed(tmp_path):
+def test_forward_quick_records_are_well_formed(tmp_path, monkeypatch):
+    from keras_bert.torch_training import compiled_forward
+
+    monkeypatch.setattr(compiled_forward, "COMPILE_MODE", None)  # the rows' plumbing, without inductor's minute
     records = cases.forward(quick=True, dtypes=("fp32", "int8"), peers=False)
-    # On torch the fp32 model also runs through TracedTorchModel (Keras' int8 layers are not traced).
-    traced = [("keras_bert_traced", "tiny 2x16 fp32")] if keras.backend.backend() == "torch" else []
+    # On torch the fp32 model also runs through TracedTorchModel and compiled (Keras' int8 layers are not traced).
+    torch_rows = [("keras_bert_traced", "tiny 2x16 fp32"), ("keras_bert_compiled", "tiny 2x16 fp32")]
+    traced = torch_rows if keras.backend.backend() == "torch" else []
     assert [(r["impl"], r["config"]) for r in records] == [
         ("keras_bert", "tiny 2x16 fp32"), ("keras_bert", "tiny 2x16 int8")] + traced
     for r in records:
@@ -29,8 +33,9 @@ def test_forward_quick_records_are_well_formed(tmp_path):
         assert r["gflops"] > 0
     # int8 stays close to fp32 (Keras' quantization on our layers).
     assert records[1]["extra"]["relative_error_vs_fp32"] < 0.05
-    if traced:  # the traced graph computes what the Keras model computes
+    if traced:  # the traced and compiled graphs compute what the Keras model computes
         assert records[2]["extra"]["relative_error_vs_fp32"] < 1e-6
+        assert records[3]["extra"]["relative_error_vs_fp32"] < 1e-5  # oneDNN's sums in another order
 
     run = {"date": "today", "quick": True, "wall_seconds": 1, "job_seconds": {}, "loadavg_start": "0",
            "loadavg_end": "0", "machine": {"cpus": 2, "platform": "p", "python": "3"}, "versions": {},
@@ -212,11 +217,15 @@ def test_report_goals_against_the_peers_fastest_configuration(tmp_path):
 
 
 @pytest.mark.only_backend("torch", reason="the TracedTorchModel rows belong to the torch process")
-def test_end_to_end_on_torch_times_the_traced_model_with_the_same_accuracy(tmp_path):
+def test_end_to_end_on_torch_times_the_traced_and_compiled_models_with_the_same_accuracy(tmp_path, monkeypatch):
+    from keras_bert.torch_training import compiled_forward
+
+    monkeypatch.setattr(compiled_forward, "COMPILE_MODE", None)  # the rows' plumbing, without inductor's minute
     records = cases.end_to_end(quick=True, dtypes=("fp32",), peers=False,
                                folder=str(_tiny_classifier_folder(tmp_path / "run")))
     rows = {(r["impl"], r["config"].rsplit(" ", 1)[1]): r for r in records}
-    assert set(rows) == {("keras_bert", "fp32"), ("keras_bert_traced", "fp32")}
+    assert set(rows) == {("keras_bert", "fp32"), ("keras_bert_traced", "fp32"), ("keras_bert_compiled", "fp32")}
     for r in records:
         check_record(r)
-    assert rows[("keras_bert_traced", "fp32")]["extra"]["accuracy"] == rows[("keras_bert", "fp32")]["extra"]["accuracy"]
+    for impl in ("keras_bert_traced", "keras_bert_compiled"):
+        assert rows[(impl, "fp32")]["extra"]["accuracy"] == rows[("keras_bert", "fp32")]["extra"]["accuracy"]

@@ -1,10 +1,13 @@
-"""Every task model (and family backbone) trains under `jit_compile=True` on torch as its eager step does.
+"""Every task model (and family backbone) trains under `jit_compile=True` on torch as its eager step does, and
+predicts and evaluates through its compiled forward as eagerly.
 
 One parametrized case per head: its own inputs (a choices or tuple axis,
 masked positions), labels (dicts, -100 positions, floats, none) and sample
 weights; each fits 2 epochs of 2 batches eagerly and compiled from the same
 weights, dropout off (test_compiled_train_step.py compares the masks).
-Compiled with "aot_eager" (the same graphs as inductor's, built in seconds).
+Compiled with "aot_eager" (the same graphs as inductor's, built in seconds);
+the forward of `predict` / `evaluate` as the exported graph uncompiled
+(test_compiled_forward.py runs it through inductor).
 """
 
 import os
@@ -25,7 +28,7 @@ from keras_bert.models import (
     ElectraDiscriminator,
 )
 from keras_bert.optimizers import create_optimizer
-from keras_bert.torch_training import CompiledTrainStep, compiled_train_step
+from keras_bert.torch_training import CompiledTrainStep, compiled_forward, compiled_train_step
 
 pytestmark = pytest.mark.only_backend(
     "torch", reason="the compiled step is the torch backend's `jit_compile=True`; TensorFlow and JAX compile with XLA"
@@ -112,6 +115,7 @@ CASES = ALL_CASES if os.environ.get("KERAS_BERT_ALL_COMPILED_CASES") == "1" else
 @pytest.mark.parametrize("case", CASES, ids=[case.__name__ for case in CASES])
 def test_task_model_trains_compiled_as_eager(case, monkeypatch):
     monkeypatch.setattr(compiled_train_step, "COMPILER", "aot_eager")
+    monkeypatch.setattr(compiled_forward, "COMPILE_MODE", None)
     runs = {}
     for jit in (False, True):
         keras.utils.set_random_seed(0)
@@ -133,3 +137,15 @@ def test_task_model_trains_compiled_as_eager(case, monkeypatch):
     for a, b in zip(compiled.weights, eager.weights):
         np.testing.assert_allclose(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b), rtol=1e-4,
                                    atol=1e-4, err_msg=a.path)
+
+    # predict and evaluate: the compiled forward on the trained weights, as the eager forward of the same model.
+    expected = keras.tree.map_structure(keras.ops.convert_to_numpy, compiled(x, training=False))
+    predicted = compiled.predict(x, batch_size=BATCH // 2, verbose=0)
+    assert compiled._compiled_forward.traced is not None and compiled._compiled_forward.fallback_reason is None
+    keras.tree.map_structure(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5), predicted, expected)
+    evaluated = compiled.evaluate(x, y, sample_weight=w, batch_size=BATCH // 2, verbose=0, return_dict=True)
+    compiled.compile(optimizer="adam", jit_compile=False)  # the same weights, evaluated eagerly
+    eager_evaluated = compiled.evaluate(x, y, sample_weight=w, batch_size=BATCH // 2, verbose=0, return_dict=True)
+    assert compiled._compiled_forward is None and sorted(evaluated) == sorted(eager_evaluated)
+    for key in evaluated:
+        np.testing.assert_allclose(evaluated[key], eager_evaluated[key], rtol=1e-5, atol=1e-6, err_msg=key)
