@@ -1,6 +1,6 @@
-"""A ModernBERT classifier through `keras-bert export --format onnx --quantize int8`: the blocked local attention
-converts, the fp32 graph equals Keras to 1e-5 on padded rows longer than the window, and `ExportedModel` reads
-raw strings with the `ModernBertTokenizer` saved beside the graph, as the Keras pipeline does.
+"""A ModernBERT classifier through `keras-bert export --format onnx --quantize int8` (and `--format litert`): the
+blocked local attention converts, the fp32 graph equals Keras to 1e-5 on padded rows longer than the window, and
+`ExportedModel` reads raw strings with the `ModernBertTokenizer` saved beside the graph, as the Keras pipeline does.
 
 The classifier has three blocks with a 6-token window (radius 3) and global attention every third layer: block 0
 is global, block 1 local over every position (the blocked form of `local_attention`), block 2 local at [CLS]
@@ -52,14 +52,14 @@ def exported(tmp_path_factory):
             "int8", "--sequence-length", str(LENGTH), "--out", str(directory)]  # fmt: skip
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(argv) == 0
-    return model, tokenizer, directory
+    return model, tokenizer, directory, root, folder
 
 
 def test_fp32_logits_equal_keras_on_padded_rows_longer_than_the_window(exported):
     from keras_bert.export import RuntimeModel
     from keras_bert.preprocessing import BertInputPacker
 
-    model, tokenizer, directory = exported
+    model, tokenizer, directory, _, _ = exported
     runtime = RuntimeModel(directory, precision="fp32")
     for length in (LENGTH, 40):  # 40: longer than the export's 16 (the graph takes any length up to 64)
         x = {k: v.numpy() for k, v in BertInputPacker.from_tokenizer(tokenizer, length)(TEXTS + LONG_TEXTS[:1]).items()}
@@ -79,7 +79,7 @@ def test_int8_graph_quantizes_every_weight_matmul(exported):
 
     from keras_bert.export import RuntimeModel
 
-    _, _, directory = exported
+    _, _, directory, _, _ = exported
     metadata = json.loads((directory / "keras_bert_export.json").read_text())
     assert metadata["files"] == {"fp32": "model.onnx", "int8": "model.int8.onnx"} and metadata["default_precision"] == "int8"
     ops = [node.op_type for node in onnx.load(str(directory / "model.int8.onnx")).graph.node]
@@ -96,7 +96,7 @@ def test_exported_model_reads_texts_with_the_saved_modernbert_tokenizer(exported
     from keras_bert.export import ExportedModel
     from keras_bert.pipelines.loading import pipeline_for
 
-    model, tokenizer, directory = exported
+    model, tokenizer, directory, _, _ = exported
     served = ExportedModel(directory, precision="fp32")  # no tokenizer given: the saved one
     assert isinstance(served.tokenizer, ModernBertTokenizer)
     assert served.tokenizer.get_config() == tokenizer.get_config()
@@ -114,3 +114,22 @@ def _packed(exported, texts):
     from keras_bert.preprocessing import BertInputPacker
 
     return {k: v.numpy() for k, v in BertInputPacker.from_tokenizer(exported[1], LENGTH)(texts).items()}
+
+
+def test_litert_graph_equals_keras_and_reads_texts(exported):
+    from keras_bert.cli.main import main
+    from keras_bert.export import ExportedModel, RuntimeModel
+    from keras_bert.pipelines.loading import pipeline_for
+
+    model, tokenizer, _, root, folder = exported
+    directory = root / "classifier_litert"
+    argv = ["export", str(root / "classifier.keras"), "--tokenizer", str(folder), "--format", "litert",
+            "--sequence-length", str(LENGTH), "--out", str(directory)]  # fmt: skip
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv) == 0
+    x = _packed(exported, TEXTS)
+    delta = np.abs(RuntimeModel(directory).predict_on_batch(x) - np.asarray(model.predict_on_batch(x))).max()
+    print(f"ModernBERT LiteRT vs Keras at length {LENGTH}: max |delta| {delta:.1e}")
+    assert delta <= 1e-5, delta
+    expected = pipeline_for(model, tokenizer, sequence_length=LENGTH)(TEXTS)
+    assert [r["label"] for r in ExportedModel(directory).predict(TEXTS)] == [e["label"] for e in expected]
