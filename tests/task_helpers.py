@@ -18,3 +18,37 @@ def write(path, text):
     """Writes `text` to `path` (a pathlib.Path) and returns its str path."""
     path.write_text(text, encoding="utf-8")
     return str(path)
+
+
+# A context longer than one 32-token window, with non-ASCII text before the answer (offsets in characters and bytes
+# differ), and a short one: what `check_served_answers` asks.
+QA_CONTEXTS = ["Zoë and Ångström 🤖 went home . carla has a black car . the day was long . anna lives in oslo .",
+               "it was a quiet week . anna lives in oslo ."]  # fmt: skip
+QA_QUESTIONS = ["what color is the car ?", "where does anna live ?"]
+
+
+def check_served_answers(run, served_folder):
+    """A fine-tuned question answerer's run: its pipeline (the run's windows) answers with non-empty spans of the
+    contexts, without white space at their ends, and its exported SavedModel gives the same answers and starts.
+
+    Returns:
+        The pipeline, for more checks.
+    """
+    import tensorflow as tf
+
+    from keras_bert.cli import main as cli
+    from keras_bert.pipelines import QuestionAnswererPipeline
+    from keras_bert.pipelines.loading import load_pipeline
+
+    pipeline = load_pipeline(run)  # the run's windows (doc_stride, max_query_length), as the export reads them
+    assert isinstance(pipeline, QuestionAnswererPipeline)
+    expected = [pipeline(q, c) for q, c in zip(QA_QUESTIONS, QA_CONTEXTS)]
+    for answer, context in zip(expected, QA_CONTEXTS):
+        assert answer["answer"] == context[answer["start"] : answer["end"]] == answer["answer"].strip() != ""
+    assert cli(["export", str(run), "--out", str(served_folder)]) == 0
+    served = tf.saved_model.load(str(served_folder)).signatures["serve_text"]
+    out = served(question=tf.constant(QA_QUESTIONS), context=tf.constant(QA_CONTEXTS))
+    assert [a.decode() for a in out["answer"].numpy()] == [a["answer"] for a in expected]
+    assert out["answer_start"].numpy().tolist() == [a["start"] for a in expected]
+    assert out["answer_end"].numpy().tolist() == [a["end"] for a in expected]
+    return pipeline

@@ -225,13 +225,14 @@ def _qa_windows(module, question, context):
     kept_question = tf.cast(question_ids.row_lengths(), tf.int32)
     context_ids, char_starts, char_ends, byte_starts, byte_ends = trimmed_offsets(tokenizer, context)
     lengths = tf.cast(context_ids.row_lengths(), tf.int32)
-    window = module._sequence_length - 3 - kept_question  # [CLS] question [SEP] context [SEP]
+    separators = module.packer.separators_between  # [CLS] question [SEP] context [SEP] (RoBERTa: </s></s>)
+    window = module._sequence_length - 2 - separators - kept_question
     owner, start, length = text_windows.window_table(lengths, window, tf.minimum(module._doc_stride, window))
     return {
         "question": tf.gather(question_ids, owner),
         "context": text_windows.gather_windows(context_ids, owner, start, length),
         "owner": owner, "start": start, "length": length, "row_starts": context_ids.row_starts(),
-        "first_context": tf.gather(kept_question, owner) + 2,
+        "first_context": tf.gather(kept_question, owner) + 1 + separators,
         "offsets": (char_starts, char_ends, byte_starts, byte_ends),
         "stats": _stats(
             lengths, text_windows.windows_per_row(owner, tf.size(lengths)), question_lengths - kept_question

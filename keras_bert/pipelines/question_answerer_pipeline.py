@@ -55,7 +55,9 @@ class QuestionAnswererPipeline(TaskPipeline):
         if sequence_length is None:
             sequence_length = min(384, model.backbone.max_sequence_length)
         super().__init__(model, tokenizer, sequence_length, batch_size)
-        self.max_query_length, self.doc_stride = fit_qa_lengths(self.sequence_length, doc_stride, max_query_length)
+        self.max_query_length, self.doc_stride = fit_qa_lengths(
+            self.sequence_length, doc_stride, max_query_length, getattr(tokenizer, "separators_between", 1)
+        )
         self.max_answer_length = max_answer_length
         self.allow_no_answer = allow_no_answer
         self.null_score_diff_threshold = null_score_diff_threshold

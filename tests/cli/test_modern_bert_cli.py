@@ -21,7 +21,7 @@ import pytest
 from family_helpers import hf_model, transformers
 from keras_bert.cli import main as cli
 from preprocessing_helpers import AUSTEN, write_modernbert_tokenizer_folder
-from task_helpers import FIXTURES
+from task_helpers import FIXTURES, check_served_answers
 
 pytestmark = pytest.mark.only_backend(
     "tensorflow",
@@ -88,32 +88,16 @@ def test_finetune_predict_and_serve_a_modernbert_classifier(folder, tmp_path, ca
     np.testing.assert_allclose(_probabilities(capsys.readouterr().out), from_run, atol=1e-5)
 
 
-def test_finetune_a_modernbert_question_answerer_and_serve_its_answers(folder, tmp_path, capsys):
-    import tensorflow as tf
-
+def test_finetune_a_modernbert_question_answerer_and_serve_its_answers(folder, tmp_path):
     from keras_bert import ModernBertQuestionAnswerer
-    from keras_bert.pipelines import QuestionAnswererPipeline
 
     run = tmp_path / "qa"
-    metrics, model, tokenizer = _finetune(folder, "qa", "squad_v1", run, epochs=2, batch_size=32, learning_rate=3e-3)
+    metrics, model, _ = _finetune(folder, "qa", "squad_v1", run, epochs=2, batch_size=32, learning_rate=3e-3)
     print(f"ModernBERT QA (tiny, random start, 2 epochs): validation exact match {metrics['exact_match']:.1f}")
     # The labels are right only if the answers' character spans found their tokens: a tiny model learns them.
     assert metrics["exact_match"] > 30
     assert isinstance(model, ModernBertQuestionAnswerer)
-    # Non-ASCII text before the answer and a context longer than one window: offsets in characters and bytes.
-    contexts = ["Zoë and Ångström 🤖 went home . carla has a black car . the day was long . anna lives in oslo .",
-                "it was a quiet week . anna lives in oslo ."]  # fmt: skip
-    questions = ["what color is the car ?", "where does anna live ?"]
-    pipeline = QuestionAnswererPipeline(model, tokenizer, sequence_length=32)
-    expected = [pipeline(q, c) for q, c in zip(questions, contexts)]
-    for answer, context in zip(expected, contexts):
-        assert answer["answer"] == context[answer["start"] : answer["end"]] == answer["answer"].strip() != ""
-    assert cli(["export", str(run), "--out", str(tmp_path / "served")]) == 0
-    served = tf.saved_model.load(str(tmp_path / "served")).signatures["serve_text"]
-    out = served(question=tf.constant(questions), context=tf.constant(contexts))
-    assert [a.decode() for a in out["answer"].numpy()] == [a["answer"] for a in expected]
-    assert out["answer_start"].numpy().tolist() == [a["start"] for a in expected]
-    assert out["answer_end"].numpy().tolist() == [a["end"] for a in expected]
+    check_served_answers(run, tmp_path / "served")
 
 
 def test_finetune_a_modernbert_tagger_and_serve_its_entities(folder, tmp_path):

@@ -249,8 +249,8 @@ def test_per_token_heads_round_trip_keras_and_train(tmp_path):
 
 
 @pytest.mark.only_backend("torch", reason=ONCE)
-def test_fine_tuning_builds_the_family_heads_and_what_needs_words_or_one_separator_refuses(tmp_path):
-    from keras_bert import BytePairTokenizer, SentencePieceTokenizer, export_saved_model
+def test_fine_tuning_builds_the_family_heads_and_what_needs_offsets_refuses_without_them(tmp_path):
+    from keras_bert import SentencePieceTokenizer, export_saved_model
     from keras_bert.pipelines import TokenClassifierPipeline
     from keras_bert.preprocessing.task_data.squad_data import squad_features
     from preprocessing_helpers import family_folder
@@ -270,7 +270,6 @@ def test_fine_tuning_builds_the_family_heads_and_what_needs_words_or_one_separat
     assert "\n" not in str(error.value) and not (tmp_path / "tagger").exists()
     with pytest.raises(ValueError, match="^TokenClassifierPipeline reads entities word by word"):
         TokenClassifierPipeline(tagger, albert, sequence_length=16)
-    # RoBERTa's pairs (<s> A </s></s> B </s>) are not the [CLS] question [SEP] context [SEP] windows.
-    roberta = BytePairTokenizer.from_pretrained(family_folder("roberta"))
-    with pytest.raises(ValueError, match="^Question answering windows are .* BytePairTokenizer puts 2 separators"):
-        squad_features([], roberta)
+    # Nor answers: question answering maps them to characters (RoBERTa's and ModernBERT's byte-level BPE can).
+    with pytest.raises(ValueError, match="^Question answering maps answers to character offsets.*SentencePieceTokenizer"):
+        squad_features([], albert)

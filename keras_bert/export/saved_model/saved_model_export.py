@@ -97,7 +97,7 @@ def export_saved_model(
     backbone = model if task == "backbone" else model.backbone
     check_tokenizer(tokenizer, backbone, task)
     options = ServingOptions(sequence_length=sequence_length, label_names=label_names, text_pair=text_pair, **options)
-    options = options.resolved(model, task, backbone)
+    options = options.resolved(model, task, backbone, getattr(tokenizer, "separators_between", 1))
     check_target(directory, overwrite)
     arguments = {"directory": directory, "overwrite": overwrite, "options": dataclasses.asdict(options),
                  "verbose": verbose}

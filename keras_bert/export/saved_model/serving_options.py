@@ -50,8 +50,10 @@ class ServingOptions:
     null_score_diff_threshold: float = 0.0
     training_backend: str | None = None
 
-    def resolved(self, model, task, backbone):
+    def resolved(self, model, task, backbone, separators_between=1):
         """These options with every default filled in for `model` (of task kind `task`), checked.
+
+        `separators_between` is the tokenizer's (RoBERTa's question and context have 2 between them).
 
         Raises:
             ValueError: a length outside `[3, max_sequence_length]`, label
@@ -69,7 +71,9 @@ class ServingOptions:
         max_query_length, doc_stride = self.max_query_length, self.doc_stride
         if task == "question_answerer":
             # The pipeline's rule (question at most half the sequence), so both read the same windows.
-            max_query_length, doc_stride = _fit_qa_lengths(sequence_length, doc_stride, max_query_length)
+            max_query_length, doc_stride = _fit_qa_lengths(
+                sequence_length, doc_stride, max_query_length, separators_between
+            )
         window_stride = (sequence_length - 2) // 2 if self.window_stride is None else self.window_stride
         if not isinstance(window_stride, int) or window_stride < 0:
             raise ValueError(f"`window_stride` must be an int >= 0; received {window_stride!r}")
@@ -91,11 +95,11 @@ class ServingOptions:
         return {name: getattr(self, name) for name in QUESTION_ANSWERING_OPTIONS}
 
 
-def _fit_qa_lengths(sequence_length, doc_stride, max_query_length):
+def _fit_qa_lengths(sequence_length, doc_stride, max_query_length, separators_between):
     # defers TensorFlow (squad_data tokenizes with it): `import keras_bert.export` must not import it
     from keras_bert.preprocessing.task_data.squad_data import fit_qa_lengths
 
-    max_query_length, doc_stride = fit_qa_lengths(sequence_length, doc_stride, max_query_length)
+    max_query_length, doc_stride = fit_qa_lengths(sequence_length, doc_stride, max_query_length, separators_between)
     if doc_stride < 1:
         raise ValueError(f"`doc_stride` must be >= 1; received {doc_stride!r}")
     return max_query_length, doc_stride

@@ -175,14 +175,14 @@ def answer_token_span(starts, ends, answer_start, answer_end):
     return first, last
 
 
-def fit_qa_lengths(sequence_length, doc_stride=128, max_query_length=64):
+def fit_qa_lengths(sequence_length, doc_stride=128, max_query_length=64, separators_between=1):
     """`(max_query_length, doc_stride)` cut to fit `sequence_length`, as the pipeline and the SavedModel use them.
 
     The question keeps at most half the sequence; the stride is at most the
     context room beside the longest kept question.
     """
     max_query_length = min(max_query_length, sequence_length // 2)
-    doc_stride = min(doc_stride, sequence_length - 3 - max_query_length)
+    doc_stride = min(doc_stride, sequence_length - 2 - separators_between - max_query_length)
     return max_query_length, doc_stride
 
 
@@ -192,23 +192,17 @@ def check_question_answering_tokenizer(tokenizer):
     Answers are character spans of the context: the labels and the decoding
     both need each token's span (`tokenize_with_offsets`: BertTokenizer and
     the byte-level BPE ones have it, SentencePiece does not). Windows are
-    `[CLS] question [SEP] context [SEP]`: a family whose pairs have two
-    separators between them (RoBERTa's `</s></s>`) is not laid out yet.
+    `[CLS] question [SEP] context [SEP]`, or with the family's separators
+    between the two (RoBERTa's `<s> question </s></s> context </s>`).
     """
     if not hasattr(tokenizer, "tokenize_with_offsets"):
         raise ValueError(
             "Question answering maps answers to character offsets, which needs a tokenizer with "
             f"`tokenize_with_offsets` (BertTokenizer, ModernBertTokenizer); {type(tokenizer).__name__} has none."
         )
-    if tokenizer.separators_between != 1:
-        raise ValueError(
-            "Question answering windows are [CLS] question [SEP] context [SEP]; "
-            f"{type(tokenizer).__name__} puts {tokenizer.separators_between} separators between a pair's "
-            "segments (RoBERTa's layout), which these windows do not build yet."
-        )
 
 
-def qa_window_lengths(sequence_length, doc_stride=None, max_query_length=None):
+def qa_window_lengths(sequence_length, doc_stride=None, max_query_length=None, separators_between=1):
     """`(max_query_length, doc_stride)` of windows of `sequence_length` tokens: the given ones checked, the others
     derived from the length.
 
@@ -217,20 +211,25 @@ def qa_window_lengths(sequence_length, doc_stride=None, max_query_length=None):
     every third of it (128 at most, and never past the context room beside the question). At 64 tokens: 16
     and 21; at 128: 32 and 42.
 
+    `separators_between`: separators between question and context (RoBERTa's 2), which take room too.
+
     Raises:
         ValueError: given values that do not fit `sequence_length`, naming values that do.
     """
+    specials = 2 + separators_between
     if max_query_length is None:
         max_query_length = max(1, min(64, sequence_length // 4))
     if max_query_length < 1:
         raise ValueError(f"`max_query_length` must be at least 1. Received: max_query_length={max_query_length}")
     # [CLS] question [SEP] context [SEP], a question cut to leave at least one context token.
-    room = sequence_length - 3 - min(max_query_length, sequence_length - 4)
+    room = sequence_length - specials - min(max_query_length, sequence_length - specials - 1)
     if doc_stride is None:
         return max_query_length, max(1, min(128, sequence_length // 3, room))
     if not 1 <= doc_stride <= room:
-        defaults = "max_query_length={}, doc_stride={}".format(*qa_window_lengths(sequence_length))
-        question = sequence_length - 3 - doc_stride  # the longest question that leaves doc_stride context tokens
+        defaults = "max_query_length={}, doc_stride={}".format(
+            *qa_window_lengths(sequence_length, separators_between=separators_between)
+        )
+        question = sequence_length - specials - doc_stride  # the longest question that leaves doc_stride context tokens
         shorter = f", or max_query_length <= {question}" if 1 <= question < max_query_length else ""
         raise ValueError(
             f"`doc_stride` must be in [1, {room}] (the context tokens that fit beside a question of "
@@ -292,7 +291,8 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=None, ma
     check_question_answering_tokenizer(tokenizer)
     if not examples:
         raise ValueError("No examples to build features from.")
-    max_query_length, doc_stride = qa_window_lengths(sequence_length, doc_stride, max_query_length)
+    separators = tokenizer.separators_between
+    max_query_length, doc_stride = qa_window_lengths(sequence_length, doc_stride, max_query_length, separators)
     questions = []
     for start in range(0, len(examples), batch_size):
         chunk = tf.constant([e.question for e in examples[start : start + batch_size]])
@@ -312,7 +312,7 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=None, ma
     off_boundary = 0
     windows = _context_windows(
         [len(context_tokens[e.context][0]) for e in examples],
-        [sequence_length - 3 - min(len(q), max_query_length) for q in questions],
+        [sequence_length - 2 - separators - min(len(q), max_query_length) for q in questions],
         doc_stride,
         batch_size,
     )
@@ -328,9 +328,9 @@ def squad_features(examples, tokenizer, sequence_length=384, doc_stride=None, ma
                 raise ValueError(f"{example.source}: the answer {text!r} covers no token of the context")
             if starts[span[0]] != char_start or ends[span[1]] != char_start + len(text):
                 off_boundary += 1
-        first_context = len(question) + 2  # [CLS] question [SEP]
+        first_context = len(question) + 1 + separators  # [CLS] question [SEP] (RoBERTa: </s></s>)
         for window_start, window_end, is_max in windows[index]:
-            row = [cls_id, *question, sep_id, *ids[window_start:window_end], sep_id]
+            row = [cls_id, *question, *[sep_id] * separators, *ids[window_start:window_end], sep_id]
             n = len(row)
             token_ids.append(row + [pad_id] * (sequence_length - n))
             segment_ids.append([0] * first_context + [second] * (n - first_context) + [0] * (sequence_length - n))
