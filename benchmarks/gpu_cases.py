@@ -272,6 +272,9 @@ def train_configs(backend, quick):
         # Our torch attention takes dropout inside the fused kernel; the explicit row is the path before it.
         rows = [(i, p, d, "fused" if i == "keras_bert" else v) for i, p, d, v in rows]
         rows.insert(1, ("keras_bert", "bf16", 0.1, "explicit"))
+        # `compile(jit_compile=True)`: the compiled training step (CompiledTrainStep; inductor's Triton kernels on a
+        # GPU). bf16 only: its first step compiles for a minute or more, and the budget is minutes.
+        rows.insert(2, ("keras_bert", "bf16", 0.1, "compiled"))
     if backend == "jax" and not quick:
         # JAX compiles every model's train step (about 30 s each for base on an H200): bf16 rows only, so
         # the process stays inside a few minutes; the torch process has every precision.
@@ -279,7 +282,7 @@ def train_configs(backend, quick):
     return rows
 
 
-def keras_train_call(impl, size, precision, dropout, x, y, w, losses):
+def keras_train_call(impl, size, precision, dropout, x, y, w, losses, compiled=False):
     import keras
 
     from benchmarks.peers import keras_hub_masked_lm_step
@@ -290,7 +293,7 @@ def keras_train_call(impl, size, precision, dropout, x, y, w, losses):
             return keras_hub_masked_lm_step(size, VOCAB, x, y, w, losses, dropout=dropout)
         keras.utils.set_random_seed(0)
         model = BertMaskedLM(BertBackbone.from_size(size, dropout=dropout))
-        model.compile()
+        model.compile(jit_compile=True) if compiled else model.compile()
 
     def step():
         losses.append(float(model.train_on_batch(x, y, w, return_dict=True)["loss"]))
@@ -347,7 +350,7 @@ def train(quick=False):
         if impl == "hf_transformers":
             fns[row] = hf_train_call(size, precision, dropout, x, y, losses[row])
         else:
-            step = keras_train_call(impl, size, precision, dropout, x, y, w, losses[row])
+            step = keras_train_call(impl, size, precision, dropout, x, y, w, losses[row], compiled=variant == "compiled")
             if variant == "explicit":
                 def step(step=step):
                     with explicit_attention_dropout():
@@ -360,7 +363,7 @@ def train(quick=False):
         loss = losses[(impl, precision, dropout, variant)]
         if not np.isfinite(loss[-1]):
             raise RuntimeError(f"{impl} {precision}: non-finite loss {loss[-1]}")
-        attention = f" {variant} attention" if variant else ""
+        attention = " compiled step" if variant == "compiled" else f" {variant} attention" if variant else ""
         extra = {"metric": KERAS_HUB_MLM_METRIC} if impl == "keras_hub" else {}
         out.append(record("train", impl, "torch" if impl == "hf_transformers" else backend,
                           f"{size} {batch}x{seq} MLM {precision} dropout {dropout:g}{attention}", "tokens/s",

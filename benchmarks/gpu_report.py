@@ -70,6 +70,9 @@ def _summary(records):
         if fused and explicit:
             rows.append((f"MLM train step bf16: attention dropout in torch's fused kernel vs written out ({job})",
                          fused, explicit))
+        compiled = _find(pool, impl="keras_bert", config=_config_like(pool, "bf16 dropout 0.1 compiled step"))
+        if compiled and fused:
+            rows.append((f"MLM train step bf16: compiled (jit_compile=True) vs eager ({job})", compiled, fused))
     return rows
 
 
@@ -143,7 +146,9 @@ def gpu_section(saved):
             "under the Keras policy named (bf16 = mixed_bfloat16, fp16 = mixed_float16 with Keras' loss scaling), "
             "20 masked positions a row. \"fused attention\": attention dropout inside torch's "
             "`scaled_dot_product_attention` (our default on torch); \"explicit attention\": the probabilities "
-            "written out and dropped, as on TensorFlow and JAX. HF: `BertForMaskedLM` eager, SDPA, "
+            "written out and dropped, as on TensorFlow and JAX; \"compiled step\": `compile(jit_compile=True)` on "
+            "torch (`CompiledTrainStep`: the forward and loss exported and compiled by inductor, autograd, torch's "
+            "fused AdamW), its first step compiling during the warm-up. HF: `BertForMaskedLM` eager, SDPA, "
             "`torch.autocast` (fp16 with a GradScaler), torch's fused AdamW, clipping; it computes logits at "
             "every position and gets credit only for the 20 (TF/s counts the same useful work for all). "
             + _keras_hub_mlm_note(train) + "\n")
@@ -152,6 +157,7 @@ def gpu_section(saved):
         add("|---|---|---|---|---|---|---|---|---|")
         for r in sorted(train, key=lambda r: (r["job"], r["impl"] != "keras_bert", r["impl"], r["config"])):
             setting = r["config"].replace(" fused attention", "").replace(" explicit attention", "")
+            setting = setting.replace(" compiled step", "")
             hf = _peer(train, r, impl="hf_transformers", config=setting)
             hub = _peer(train, r, impl="keras_hub", config=setting)
             add(f"| {r['job']} | {r['impl']} | {r['backend']} | {r['config']} | {_rate(r)} | {_tflops(r)} "
