@@ -72,9 +72,28 @@ def test_classifier_serves_text_and_token_ids_like_keras(family, tmp_path):
         assert [[i for i in row if i >= 0] for row in tokens] == tok.tokenize(TEXTS[:2]).to_list()
 
 
-def test_taggers_need_a_tokenizer_with_offsets(tmp_path):
-    tok = _tokenizer("roberta")
-    model = BertTokenClassifier(_backbone("roberta", tok.vocabulary_size()), num_classes=2, label_names=["O", "B-X"])
-    with pytest.raises(ValueError, match="needs a tokenizer with `tokenize_with_offsets`.*BytePairTokenizer"):
-        export_saved_model(model, tmp_path / "export", tok, sequence_length=SEQUENCE_LENGTH, verbose=False)
-    assert not (tmp_path / "export").exists()
+@pytest.mark.parametrize("family", ["roberta", "albert"])
+def test_taggers_serve_the_pipelines_entities_or_say_what_their_tokenizer_lacks(family, tmp_path):
+    import tensorflow as tf  # loads the SavedModel in this process
+
+    from keras_bert.pipelines import TokenClassifierPipeline
+
+    tok = _tokenizer(family)
+    labels = ["O", "B-PER", "I-PER"]
+    model = sharpen(BertTokenClassifier(_backbone(family, tok.vocabulary_size()), num_classes=3, label_names=labels))
+    if family == "albert":  # SentencePiece: neither words nor offsets
+        with pytest.raises(ValueError, match="reads entities word by word.*SentencePieceTokenizer lacks"):
+            export_saved_model(model, tmp_path / "export", tok, sequence_length=SEQUENCE_LENGTH, verbose=False)
+        assert not (tmp_path / "export").exists()
+        return
+    # Byte-level BPE: entities from its words and offsets, in the graph as in the pipeline.
+    export_saved_model(model, tmp_path / "export", tok, sequence_length=SEQUENCE_LENGTH, verbose=False)
+    texts = [t for t in TEXTS if t]  # the pipeline refuses empty texts
+    served = tf.saved_model.load(str(tmp_path / "export")).signatures["serve_text"](text=tf.constant(texts))
+    expected = TokenClassifierPipeline(model, tok, sequence_length=SEQUENCE_LENGTH)(texts)
+    assert sum(map(len, expected)) > 0  # a random tagger tags something: there are spans to compare
+    for row, entities in enumerate(expected):
+        n = int(served["num_entities"][row])
+        assert [t.decode() for t in served["entity_text"][row, :n].numpy()] == [e["text"] for e in entities]
+        assert served["entity_start"][row, :n].numpy().tolist() == [e["start"] for e in entities]
+        assert all(e["text"] == texts[row][e["start"] : e["end"]] == e["text"].strip() for e in entities)
