@@ -33,9 +33,11 @@ with keras_bert.distribution.strategy_scope("mirrored"):          # TensorFlow
 import contextlib
 import json
 import os
+import re
 
 import keras
 
+from keras_bert.layers.feed_forward_layout import building_gated_feed_forward
 from keras_bert.option_values import JAX_STRATEGIES, STRATEGIES, TF_STRATEGIES
 
 
@@ -74,8 +76,11 @@ def bert_layout_map(device_mesh, model_axis="model", gated_feed_forward=False):
     `intermediate` (each device reads its rows of that product and the
     partial outputs are summed, as for BERT). Both layouts compute the same
     numbers; which is faster on real devices (replication's extra matmul work
-    against the column layout's traffic) has not been measured. The
-    command line's model-parallel strategy does not pass this flag yet.
+    against the column layout's traffic) has not been measured. Under
+    `create_strategy("model-parallel")` (the command line's) no flag is
+    needed: a gated block builds its kernel in
+    `keras_bert.layers.feed_forward_layout.gated_feed_forward_scope`, and
+    `BertModelParallel` replicates what is built there.
 
     Args:
         device_mesh: a `keras.distribution.DeviceMesh` with an axis named `model_axis`.
@@ -142,6 +147,9 @@ class BertModelParallel(_UnevenBatchesReplicated, keras.distribution.ModelParall
     """
 
     def get_variable_layout(self, variable):
+        # A gated feed-forward network's intermediate kernel (see `bert_layout_map`): replicated.
+        if building_gated_feed_forward() and re.fullmatch(r".*intermediate_dense/(kernel|bias)", variable.path):
+            return keras.distribution.TensorLayout([None] * len(variable.shape), self.device_mesh)
         layout = super().get_variable_layout(variable)
         sizes = dict(zip(self.device_mesh.axis_names, self.device_mesh.shape))
         axes = list(layout.axes)

@@ -7,6 +7,7 @@ from keras import ops
 
 from keras_bert.layers._fused import gelu, layer_norm, linear
 from keras_bert.layers.arguments import check_positive_int, check_rate, clone_initializer, get_initializer
+from keras_bert.layers.feed_forward_layout import gated_feed_forward_scope
 from keras_bert.layers.self_attention import SelfAttention
 
 # Feed-forward activations by name: the two GELUs differ by up to ~1e-3, enough to break checkpoint parity.
@@ -164,7 +165,8 @@ class TransformerEncoder(keras.layers.Layer):
             dtype=policy,
             name="intermediate_dense",
         )
-        self.intermediate_dense.build(input_shape)
+        with gated_feed_forward_scope(self.gated_feed_forward):  # model-parallel layouts replicate a gated kernel
+            self.intermediate_dense.build(input_shape)
         self.output_dense = keras.layers.Dense(
             hidden_dim,
             use_bias=self.feed_forward_bias,
