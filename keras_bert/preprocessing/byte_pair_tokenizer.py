@@ -48,6 +48,10 @@ def byte_to_unicode():
     return mapping
 
 
+# GPT-2's printable byte characters back to their bytes.
+_BYTE_VALUES = {character: byte for byte, character in byte_to_unicode().items()}
+
+
 def _read_files(files):
     """vocab.json + merges.txt, or tokenizer.json → (constructor arguments, post-processor layout or None)."""
     if "tokenizer.json" in files:
@@ -59,11 +63,11 @@ def _read_files(files):
     return {"vocabulary": vocabulary, "merges": merges}, None
 
 
-def _is_blank(token, byte_values={c: b for b, c in byte_to_unicode().items()}):  # noqa: B006 (a constant table)
+def _is_blank(token):
     """Whether a vocabulary token stands for white space only (its bytes, or an added token's text)."""
-    if token and all(c in byte_values for c in token):
+    if token and all(c in _BYTE_VALUES for c in token):
         try:
-            return bytes(byte_values[c] for c in token).decode("utf-8").isspace()
+            return bytes(_BYTE_VALUES[c] for c in token).decode("utf-8").isspace()
         except UnicodeDecodeError:  # part of a character
             return False
     return bool(token) and token.isspace()
