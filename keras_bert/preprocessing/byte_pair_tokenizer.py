@@ -396,11 +396,16 @@ class BytePairTokenizer(Tokenizer):
 
     def _tokenize_normalized(self, pieces):
         """`(n,)` raw text between added tokens → int32 ragged `(n, None)`: normalized, normalized tokens cut out."""
+        return self._on_normalized(pieces, "tokenize", self._tokenize_text)
+
+    def _on_normalized(self, pieces, split, run):
+        """`run` on raw text between added tokens, normalized, with the `normalized` added tokens cut out by the
+        splitter's `split` method ("tokenize" or "words", which `run`'s results fit)."""
         if self.unicode_normalization is not None:
             pieces = tf_text.normalize_utf8(pieces, self.unicode_normalization)
         if self._normalized_tokens is None:
-            return self._tokenize_text(pieces)
-        return self._normalized_tokens.tokenize(pieces, self._tokenize_text)
+            return run(pieces)
+        return getattr(self._normalized_tokens, split)(pieces, run)
 
     def _tokenize_text(self, pieces):
         """`(n,)` text without added tokens → int32 ragged `(n, None)` BPE ids."""
@@ -436,11 +441,7 @@ class BytePairTokenizer(Tokenizer):
 
     def _normalized_words(self, pieces):
         """`(n,)` raw text between added tokens → int32 ragged `(n, words, ids)`."""
-        if self.unicode_normalization is not None:
-            pieces = tf_text.normalize_utf8(pieces, self.unicode_normalization)
-        if self._normalized_tokens is None:
-            return self._text_words(pieces)
-        return self._normalized_tokens.words(pieces, self._text_words)
+        return self._on_normalized(pieces, "words", self._text_words)
 
     def _word_tokens(self, pieces):
         """`(n,)` text without added tokens → `(prefixed, words, tokens)`: the pieces with their prefix space
