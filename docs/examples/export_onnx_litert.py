@@ -28,6 +28,13 @@ pipeline = keras_bert.TextClassifierPipeline(graph, tokenizer, sequence_length=6
 print(sorted(pipeline(["a fine film"])[0]))  # → ['label', 'probabilities', 'score']
 # --8<-- [end:runtime]
 
+# --8<-- [start:from_model]
+# A Keras model's ONNX Runtime route in one call, from any backend: export (int8, a temporary folder) and open.
+fast = keras_bert.export.RuntimeModel.from_model(classifier, tokenizer, sequence_length=64)
+print(fast.precision, fast.label_names)  # → int8 ['negative', 'positive']
+print(sorted(keras_bert.TextClassifierPipeline(fast, tokenizer)(["a fine film"])[0]))  # → ['label', 'probabilities', 'score']
+# --8<-- [end:from_model]
+
 # --8<-- [start:litert]
 # LiteRT (.tflite): any batch, exactly the exported sequence length (shorter inputs are padded)
 keras_bert.export_litert(classifier, "saved_models/sentiment_litert", tokenizer, sequence_length=64)

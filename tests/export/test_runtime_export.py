@@ -292,3 +292,27 @@ def test_a_mean_pooled_classifier_exports_to_onnx_and_saved_model(tok, tmp_path)
         np.testing.assert_allclose(runtime.predict_on_batch(x), expected, atol=1e-4)
         served = serve_ids(**{k: tf.constant(v, tf.int32) for k, v in x.items()})
         np.testing.assert_allclose(served["logits"].numpy(), expected, atol=1e-5)
+
+
+def test_from_model_is_the_onnx_route_of_a_keras_model_in_one_call(models, tok):
+    import gc
+    import os
+
+    from keras_bert.pipelines import TextClassifierPipeline
+
+    classifier = models["classifier"]
+    with pytest.raises(ValueError, match="'fp32' or 'int8'"):
+        RuntimeModel.from_model(classifier, tok, precision="bf16")
+    fast = RuntimeModel.from_model(classifier, tok, sequence_length=LENGTH)  # int8, in a temporary folder
+    assert fast.precision == "int8" and fast.task == "classifier" and fast.label_names == LABELS
+    x = packed(SHORT_TEXTS, LENGTH)
+    expected = keras.ops.convert_to_numpy(classifier(x, training=False))
+    # The fp32 graph beside it is the model; int8 (weights on 7 bits) stays within a sharpened model's argmax.
+    np.testing.assert_allclose(RuntimeModel(fast.directory, precision="fp32").predict_on_batch(x), expected, atol=1e-4)
+    np.testing.assert_array_equal(fast.predict_on_batch(x).argmax(-1), expected.argmax(-1))
+    predicted = TextClassifierPipeline(fast, tok, sequence_length=LENGTH)(SHORT_TEXTS)
+    assert [p["label"] for p in predicted] == [LABELS[i] for i in expected.argmax(-1)]
+    scratch = os.path.dirname(fast.directory)
+    del fast
+    gc.collect()
+    assert not os.path.exists(scratch)  # the temporary export goes with the object
