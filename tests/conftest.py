@@ -9,6 +9,7 @@ silently passed. test_harness.py checks that every such marker gives a reason.
 """
 
 import atexit
+import gc
 import os
 import shutil
 import tempfile
@@ -81,11 +82,26 @@ def frozen_gc():
     run. Frozen objects are skipped by the collector, so the collections only
     look at what the test creates.
     """
-    import gc
-
     gc.freeze()
     yield
     gc.unfreeze()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _frozen_after_each_module():
+    """Takes what a test module leaves alive out of the garbage collector's full passes.
+
+    A pass over hundreds of test modules holds more than a million objects (TensorFlow's traced functions,
+    JAX's and torch's, every session fixture), and each of the collector's full collections walks them all:
+    measured on the TensorFlow pass over tests/export and tests/cli, 38 full collections took 28.6 of its
+    341 s. After each module (its own fixtures torn down first: this fixture is set up before them), the
+    module's garbage is collected and what survives is frozen, so later collections walk only what later
+    tests create: 15.3 s of collecting, 314 s in all (2026-11-29, same files, same machine). Objects
+    frozen here that die later are only freed at exit; the same run peaked at 3.1 GiB.
+    """
+    yield
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(scope="session")
