@@ -277,9 +277,10 @@ def _train_shape(quick):
 
 
 def train_step(quick=False, peers=True):
-    """`BertPretrainer.train_on_batch` (compiled train step, AdamW) at `mini` 16x128, 20 predictions,
-    timed in the same rounds as HF `BertForPreTraining` (eager torch, AdamW); and MLM alone:
-    our `BertMaskedLM` beside keras-hub's `BertMaskedLM` on this backend (the same AdamW), same rounds."""
+    """`BertPretrainer.train_on_batch` (Keras' train step, AdamW) at `mini` 16x128, 20 predictions,
+    timed in the same rounds as HF `BertForPreTraining` (eager torch, AdamW); on torch also the same model
+    with `jit_compile=True` ("keras_bert_compiled": `CompiledTrainStep`); and MLM alone: our `BertMaskedLM`
+    beside keras-hub's `BertMaskedLM` on this backend (the same AdamW), same rounds."""
     import keras
 
     from benchmarks.peers import KERAS_HUB_MLM_METRIC, keras_hub_masked_lm_step
@@ -307,6 +308,17 @@ def train_step(quick=False, peers=True):
         losses["keras_bert_mlm"].append(float(masked_lm.train_on_batch(x, y["mlm"], w["mlm"], return_dict=True)["loss"]))
 
     fns = {"keras_bert": step, "keras_bert_mlm": mlm_step}
+    if backend == "torch":
+        # What `compile(jit_compile=True)` gives a torch user (CompiledTrainStep), from the same seed-0 weights.
+        keras.utils.set_random_seed(0)
+        compiled = BertPretrainer(BertBackbone.from_size(size))
+        compiled.compile(jit_compile=True)
+        tasks["keras_bert_compiled"], losses["keras_bert_compiled"] = "MLM+NSP", []
+
+        def compiled_step():
+            losses["keras_bert_compiled"].append(float(compiled.train_on_batch(x, y, w, return_dict=True)["loss"]))
+
+        fns["keras_bert_compiled"] = compiled_step
     if peers:
         fns["hf_transformers"] = _hf_train_call(quick, losses["hf_transformers"])
         fns["keras_hub"] = keras_hub_masked_lm_step(size, VOCAB, x, y["mlm"], w["mlm"], losses["keras_hub"])
@@ -317,8 +329,8 @@ def train_step(quick=False, peers=True):
         if not np.isfinite(losses[key][-1]):
             raise RuntimeError(f"{key}: non-finite loss {losses[key][-1]}")
         impl = "keras_bert" if key == "keras_bert_mlm" else key
-        extra = {"jit_compile": str((masked_lm if key == "keras_bert_mlm" else model).jit_compile)} \
-            if impl == "keras_bert" else {}
+        trained = {"keras_bert": model, "keras_bert_mlm": masked_lm}.get(key) or (compiled if key == "keras_bert_compiled" else None)
+        extra = {"jit_compile": str(trained.jit_compile)} if trained is not None else {}
         if impl == "keras_hub":
             extra["metric"] = KERAS_HUB_MLM_METRIC
         out.append(record("train", impl, "torch" if impl == "hf_transformers" else backend,

@@ -161,6 +161,16 @@ def write_report(path, run, records, errors):
     # MLM+NSP (BertPretrainer, beside HF BertForPreTraining); MLM alone (BertMaskedLM, beside keras-hub's).
     ours_train = [r for r in train if r["impl"] == "keras_bert" and r["config"].endswith("MLM+NSP")]
     goals.append(_best_vs_hf("MLM+NSP training step vs HF BertForPreTraining", 1.2, ours_train, train))
+    for compiled in [r for r in train if r["impl"] == "keras_bert_compiled"]:
+        eager = _peer(train, compiled, impl="keras_bert", config=compiled["config"])
+        hf = _peer(train, compiled, impl="hf_transformers", config=compiled["config"])
+        config = compiled["config"]
+        if eager:
+            goals.append(_goal(f"torch training step {config}: compiled vs our eager", _ratio(compiled, eager), 1.2,
+                               detail=f"{_rate(compiled)} vs {_rate(eager)} tokens/s"))
+        if hf:
+            goals.append(_goal(f"torch training step {config}: compiled vs transformers eager", _ratio(compiled, hf),
+                               1.0, detail=f"{_rate(compiled)} vs {_rate(hf)} tokens/s (BertForPreTraining)"))
     hub_train = [(_ratio(r, _peer(train, r, impl="keras_hub", config=r["config"])), r) for r in train
                  if r["impl"] == "keras_bert" and r["config"].endswith(" MLM")]
     hub_train = [(v, r) for v, r in hub_train if v is not None]

@@ -106,19 +106,24 @@ def test_report_compares_only_figures_from_the_same_process(tmp_path):
 # --- the peers at their fastest configuration (benchmarks/peers.py): records of the quick variants
 
 
-# One backend (torch: Keras runs eagerly there, no train-step compilation): the row's
-# well-formedness does not depend on the backend.
+# One backend (torch: Keras runs eagerly there, no train-step compilation, and the torch process also times
+# the compiled step): the row's well-formedness does not depend on the backend.
 @pytest.mark.only_backend("torch", reason="record plumbing of the train peers; the compiled train steps of the other backends take ~45 s more")
-def test_train_quick_records_include_keras_hub_masked_lm():
+def test_train_quick_records_include_keras_hub_masked_lm_and_the_compiled_torch_step():
     records = cases.train_step(quick=True)
     assert [(r["impl"], r["config"]) for r in records] == [
         ("keras_bert", "tiny 4x32 MLM+NSP"), ("keras_bert", "tiny 4x32 MLM"),
-        ("hf_transformers", "tiny 4x32 MLM+NSP"), ("keras_hub", "tiny 4x32 MLM")]
+        ("keras_bert_compiled", "tiny 4x32 MLM+NSP"), ("hf_transformers", "tiny 4x32 MLM+NSP"),
+        ("keras_hub", "tiny 4x32 MLM")]
     for r in records:
         check_record(r)
         assert r["extra"]["first_loss"] > 0
-    assert records[3]["backend"] == keras.backend.backend()
-    assert records[3]["extra"]["metric"] == "accuracy" and "metric" not in records[1]["extra"]
+    assert records[4]["backend"] == keras.backend.backend()
+    assert records[4]["extra"]["metric"] == "accuracy" and "metric" not in records[1]["extra"]
+    # The compiled row is `jit_compile=True` (CompiledTrainStep) from the eager row's weights: the first losses
+    # differ only by dropout's masks (the compiled step draws its own).
+    assert records[2]["extra"]["jit_compile"] == "True" and records[0]["extra"]["jit_compile"] != "True"
+    assert abs(records[2]["extra"]["first_loss"] / records[0]["extra"]["first_loss"] - 1) < 0.01
 
 
 @pytest.mark.only_backend("torch", reason="Keras runs eagerly on torch: no compiled steps; the metric does not depend on the backend")
@@ -195,6 +200,9 @@ def test_report_goals_against_the_peers_fastest_configuration(tmp_path):
         rec("keras_bert", 10000, "mini 32x128 fp32", case="forward"),
         rec("keras_bert_onnxruntime", 30000, "mini 32x128 int8", case="forward"),
         rec("hf_transformers", 20000, "mini 32x128 bf16", case="forward"),
+        # the torch process's compiled training step against its eager step and transformers'
+        rec("keras_bert", 10, "mini 16x128 MLM+NSP", case="train"), rec("hf_transformers", 8, "mini 16x128 MLM+NSP", case="train"),
+        rec("keras_bert_compiled", 20, "mini 16x128 MLM+NSP", case="train"),
         rec("keras_bert", 10, "mini 16x128 MLM", case="train"), rec("keras_hub", 8, "mini 16x128 MLM", case="train"),
     ]
     run = {"date": "today", "quick": False, "wall_seconds": 1, "job_seconds": {}, "loadavg_start": "0",
@@ -208,6 +216,8 @@ def test_report_goals_against_the_peers_fastest_configuration(tmp_path):
     forward = goals["forward: every backend's fastest path (Keras or its ONNX Runtime route) vs transformers' fastest (worst case)"]
     assert "| 0.75× |" in forward and "worst: jax keras_bert base 8x128 bf16 vs HF bf16" in forward  # 1500 / 2000
     assert "jax keras_bert_onnxruntime mini 32x128 int8 vs HF bf16 1.50×" in forward  # 30000 / 20000
+    assert "| 2.00× |" in goals["torch training step mini 16x128 MLM+NSP: compiled vs our eager"]  # 20 / 10
+    assert "| 2.50× |" in goals["torch training step mini 16x128 MLM+NSP: compiled vs transformers eager"]  # 20 / 8
     mlm_goal = goals["MLM training step vs keras-hub BertMaskedLM, same backend (worst case)"]
     assert "| 1.25× |" in mlm_goal
     # This keras-hub row records no metric: a run from before keras-hub was timed with its accuracy metric.
