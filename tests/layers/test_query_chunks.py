@@ -1,0 +1,83 @@
+"""Global attention over long inputs in query chunks (TensorFlow and JAX on a CPU): the unchunked result, in
+less memory.
+
+Keras' op there computes the full `(batch, heads, seq_q, seq_k)` scores; `keras_bert.layers._fused` cuts the
+queries into chunks of `QUERY_CHUNK` when the length is static and longer. Here the chunk is made small (4
+queries) so that tiny inputs are cut, into chunks of unequal size (10 = 4 + 4 + 2): the outputs must equal the
+one-call outputs with a key padding mask and with a per-query attention mask, and on JAX the traced program must
+hold no full score matrix.
+"""
+
+import keras
+import numpy as np
+import pytest
+
+from keras_bert.layers import SelfAttention
+from keras_bert.layers import _fused
+
+pytestmark = pytest.mark.not_backend(
+    "torch", reason="torch's scaled_dot_product_attention is called whole: it never writes the scores out on a CPU"
+)
+HIDDEN, HEADS, LENGTH = 16, 2, 10
+
+
+def _layer_and_inputs():
+    layer = SelfAttention(HEADS)
+    layer.build((None, LENGTH, HIDDEN))
+    rng = np.random.default_rng(0)
+    layer.set_weights([0.3 * rng.standard_normal(w.shape).astype("float32") for w in layer.get_weights()])
+    x = rng.standard_normal((2, LENGTH, HIDDEN)).astype("float32")
+    padding_mask = np.ones((2, LENGTH), "int32")
+    padding_mask[1, 6:] = 0
+    # A per-query mask (packed documents): queries 0-4 see keys 0-4, queries 5-9 keys 5-9.
+    document = np.arange(LENGTH) // 5
+    attention_mask = np.broadcast_to(document[:, None] == document[None, :], (2, LENGTH, LENGTH)).astype("int32")
+    return layer, x, padding_mask, attention_mask
+
+
+def _outputs(layer, x, padding_mask, attention_mask):
+    return [keras.ops.convert_to_numpy(layer(x, padding_mask=padding_mask)),
+            keras.ops.convert_to_numpy(layer(x, attention_mask=attention_mask))]
+
+
+def test_chunked_attention_equals_one_call(monkeypatch):
+    layer, x, padding_mask, attention_mask = _layer_and_inputs()
+    whole = _outputs(layer, x, padding_mask, attention_mask)
+    monkeypatch.setattr(_fused, "QUERY_CHUNK", 4)
+    chunked = _outputs(layer, x, padding_mask, attention_mask)
+    for a, b in zip(chunked, whole):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    # The masks mattered: without them the outputs differ.
+    assert np.abs(keras.ops.convert_to_numpy(layer(x)) - whole[0]).max() > 1e-3
+
+
+@pytest.mark.only_backend("jax", reason="reads the traced program (a jaxpr); TensorFlow runs the same function")
+def test_no_full_score_matrix_is_computed(monkeypatch):
+    import jax
+
+    monkeypatch.setattr(_fused, "QUERY_CHUNK", 4)
+    rng = np.random.default_rng(0)
+    query, key, value = (rng.standard_normal((1, LENGTH, HEADS, 8)).astype("float32") for _ in range(3))
+    mask = np.ones((1, 1, 1, LENGTH), bool)
+
+    def shapes(fn):
+        """Every intermediate's shape in the traced program, loops' bodies included."""
+        found = set()
+
+        def walk(jaxpr):
+            for equation in jaxpr.eqns:
+                found.update(tuple(v.aval.shape) for v in equation.outvars)
+                for param in equation.params.values():
+                    for inner in param if isinstance(param, (tuple, list)) else [param]:
+                        if hasattr(inner, "eqns"):
+                            walk(inner)
+                        elif hasattr(inner, "jaxpr") and hasattr(inner.jaxpr, "eqns"):
+                            walk(inner.jaxpr)
+
+        walk(jax.make_jaxpr(fn)(query, key, value, mask).jaxpr)
+        return found
+
+    chunked = shapes(lambda q, k, v, m: _fused.attention(q, k, v, mask=m))
+    assert (1, HEADS, 4, LENGTH) in chunked and (1, HEADS, LENGTH, LENGTH) not in chunked, sorted(chunked)
+    monkeypatch.setattr(_fused, "QUERY_CHUNK", 1024)
+    assert (1, HEADS, LENGTH, LENGTH) in shapes(lambda q, k, v, m: _fused.attention(q, k, v, mask=m))
