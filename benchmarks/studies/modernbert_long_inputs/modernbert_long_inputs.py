@@ -258,7 +258,10 @@ def measure_memory(folder, model, impl, backend, dtype, lengths, quick, calls=2)
     for length, x in inputs:
         for k in range(calls):
             gc.collect()
-            before, reset = _status_kb("VmRSS"), _reset_peak()
+            # The high-water mark first, then the RSS: the mark starts at the RSS of that moment, so it can never
+            # read below `before` (read the other way round, memory freed in between could make it).
+            reset = _reset_peak()
+            before = _status_kb("VmRSS")
             start = time.perf_counter()
             call(x)
             seconds = time.perf_counter() - start
