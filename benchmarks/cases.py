@@ -308,6 +308,7 @@ def train_step(quick=False, peers=True):
         losses["keras_bert_mlm"].append(float(masked_lm.train_on_batch(x, y["mlm"], w["mlm"], return_dict=True)["loss"]))
 
     fns = {"keras_bert": step, "keras_bert_mlm": mlm_step}
+    keras_models = {"keras_bert": model, "keras_bert_mlm": masked_lm}  # each timed Keras row's model
     if backend == "torch":
         # What `compile(jit_compile=True)` gives a torch user (CompiledTrainStep), from the same seed-0 weights.
         keras.utils.set_random_seed(0)
@@ -318,7 +319,7 @@ def train_step(quick=False, peers=True):
         def compiled_step():
             losses["keras_bert_compiled"].append(float(compiled.train_on_batch(x, y, w, return_dict=True)["loss"]))
 
-        fns["keras_bert_compiled"] = compiled_step
+        fns["keras_bert_compiled"], keras_models["keras_bert_compiled"] = compiled_step, compiled
     if peers:
         fns["hf_transformers"] = _hf_train_call(quick, losses["hf_transformers"])
         fns["keras_hub"] = keras_hub_masked_lm_step(size, VOCAB, x, y["mlm"], w["mlm"], losses["keras_hub"])
@@ -329,8 +330,7 @@ def train_step(quick=False, peers=True):
         if not np.isfinite(losses[key][-1]):
             raise RuntimeError(f"{key}: non-finite loss {losses[key][-1]}")
         impl = "keras_bert" if key == "keras_bert_mlm" else key
-        trained = {"keras_bert": model, "keras_bert_mlm": masked_lm}.get(key) or (compiled if key == "keras_bert_compiled" else None)
-        extra = {"jit_compile": str(trained.jit_compile)} if trained is not None else {}
+        extra = {"jit_compile": str(keras_models[key].jit_compile)} if key in keras_models else {}
         if impl == "keras_hub":
             extra["metric"] = KERAS_HUB_MLM_METRIC
         out.append(record("train", impl, "torch" if impl == "hf_transformers" else backend,
@@ -411,7 +411,7 @@ def end_to_end(quick=False, dtypes=None, peers=True, onnx=None, folder=None):
     from keras_bert.pipelines import load_pipeline
 
     backend = backend_name()
-    onnx = peers if onnx is None else onnx
+    onnx = (peers and backend == "tensorflow") if onnx is None else onnx
     if dtypes is None:
         dtypes = ("fp32", "bf16", "int8") if backend == "jax" else ("fp32", "bf16")
     folder = folder or ensure_classifier()[0]

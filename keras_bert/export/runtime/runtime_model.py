@@ -110,7 +110,7 @@ class RuntimeModel:
             scratch = tempfile.mkdtemp(prefix="keras-bert-onnx-")
             directory = os.path.join(scratch, "export")
         try:
-            export_onnx(model, directory, tokenizer, quantize=precision if precision == "int8" else None,
+            export_onnx(model, directory, tokenizer, quantize="int8" if precision == "int8" else None,
                         verbose=options.pop("verbose", False), **options)
             runtime = cls(directory, precision=precision, num_threads=num_threads)
         except BaseException:
