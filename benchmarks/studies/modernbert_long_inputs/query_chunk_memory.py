@@ -38,7 +38,7 @@ def worker(folder, chunks):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--report", required=True, help="write the JSON results here")
+    parser.add_argument("--report", help="write the JSON results here (required)")
     parser.add_argument("--backends", default="tensorflow,jax")
     parser.add_argument("--worker", nargs=3, metavar=("FOLDER", "CHUNKS", "OUTPUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -47,6 +47,8 @@ def main(argv=None):
         with open(output, "w", encoding="utf-8") as f:
             json.dump(worker(folder, chunks), f)
         return 0
+    if not args.report:
+        parser.error("--report is required")
     from benchmarks.studies.modernbert_long_inputs import modernbert_long_inputs as study
 
     started, load_start, rows = datetime.datetime.now(datetime.timezone.utc), loadavg(), []
@@ -56,7 +58,7 @@ def main(argv=None):
             for chunks in ("on", "off"):
                 output = os.path.join(scratch, f"{backend}-{chunks}.json")
                 env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-                subprocess.run([sys.executable, "-m", MODULE, "--report", "-", "--worker", scratch, chunks, output],
+                subprocess.run([sys.executable, "-m", MODULE, "--worker", scratch, chunks, output],
                                env=env, check=True, timeout=1800)
                 with open(output, encoding="utf-8") as f:
                     rows.extend(json.load(f))
