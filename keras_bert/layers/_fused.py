@@ -222,8 +222,8 @@ def _in_query_chunks(attend, query, mask, one_at_a_time=False):
 
     `one_at_a_time` (JAX): the chunks run as one `lax.map` loop over equal chunks (the queries padded to a
     multiple of the chunk, the padded rows dropped after), so only one chunk's scores exist at a time. Unrolled
-    chunks left XLA free to keep several alive: a ModernBERT-base forward at 8,192 tokens peaked at 7.9 GiB
-    that way against 11.3 GiB unchunked (TensorFlow, unrolled: 6.3 to 3.0 GiB).
+    chunks left XLA free to keep several alive: a ModernBERT-base forward at 8,192 tokens peaked at 7.7 GiB
+    that way against 11.1 GiB unchunked (TensorFlow, unrolled: 6.1 to 2.9 GiB).
     """
     length = query.shape[1]
     if not isinstance(length, int) or length <= QUERY_CHUNK:
