@@ -199,8 +199,6 @@ def attention(query, key, value, mask=None, dropout_rate=0.0, export_form=False)
 
         if jax.default_backend() != "cpu":  # on a GPU as before: chunking there is not measured
             return ops.dot_product_attention(query, key, value, mask=_full_query_axis_on_gpu(mask, query))
-        return _in_query_chunks(lambda q, m: ops.dot_product_attention(q, key, value, mask=m), query, mask,
-                                one_at_a_time=True)
     if keras.backend.backend() != "torch":
         return _in_query_chunks(lambda q, m: ops.dot_product_attention(q, key, value, mask=m), query, mask)
     import torch  # only here: the torch backend is the one place this module runs torch ops
@@ -213,48 +211,55 @@ def attention(query, key, value, mask=None, dropout_rate=0.0, export_form=False)
     return context.transpose(1, 2)
 
 
-def _in_query_chunks(attend, query, mask, one_at_a_time=False):
-    """`attend(query, mask)`, over chunks of `QUERY_CHUNK` queries when the query length is static and longer.
+def _in_query_chunks(attend, query, mask):
+    """`attend(query, mask)`, one chunk of at most `QUERY_CHUNK` queries at a time when the queries are longer.
 
     Each query's softmax runs over all keys whatever the chunk, so the result is the unchunked one (the same
-    ops on fewer rows); a mask with a query axis is cut with the queries, a key-only mask is shared. A length
-    only known at run time (a traced dynamic length) stays one call.
+    ops on fewer rows); a mask with a query axis is cut with the queries, a key-only mask is shared.
 
-    `one_at_a_time` (JAX): the chunks run as one `lax.map` loop over equal chunks (the queries padded to a
-    multiple of the chunk, the padded rows dropped after), so only one chunk's scores exist at a time. Unrolled
-    chunks left XLA free to keep several alive: a ModernBERT-base forward at 8,192 tokens peaked at 7.7 GiB
-    that way against 11.1 GiB unchunked (TensorFlow, unrolled: 6.1 to 2.9 GiB).
+    A length only known when the graph runs is decided there (`ops.cond`): TensorFlow retraces `predict` for a
+    second input length with the length left free, and a served SavedModel takes any length, so on TensorFlow
+    the length is usually dynamic. Deciding at trace time kept such graphs unchunked (a ModernBERT-base forward
+    at 8,192 tokens still peaked at 6.1 GiB in `predict` after shorter inputs). Elsewhere (a symbolic length
+    while JAX infers shapes) a free length stays one call.
     """
     length = query.shape[1]
-    if not isinstance(length, int) or length <= QUERY_CHUNK:
+    if isinstance(length, int):
+        return attend(query, mask) if length <= QUERY_CHUNK else _query_chunk_loop(attend, query, mask)
+    if keras.backend.backend() != "tensorflow":
         return attend(query, mask)
+    return ops.cond(ops.shape(query)[1] > QUERY_CHUNK, lambda: _query_chunk_loop(attend, query, mask),
+                    lambda: attend(query, mask))
+
+
+def _query_chunk_loop(attend, query, mask):
+    """`_in_query_chunks`' chunks: equal ones (at most `QUERY_CHUNK` queries, the last padded by fewer rows than
+    there are chunks, dropped after) through one `ops.scan` loop, so only one chunk's scores exist at a time.
+
+    The loop, not a Python loop of slices: unrolled, XLA kept several chunks alive on JAX (a ModernBERT-base
+    forward at 8,192 tokens peaked at 7.7 GiB against 3.0 in the loop), and a dynamic length has no Python
+    count. Keras' scan is `lax.scan` on JAX and a TensorFlow while loop that runs one iteration at a time.
+    """
     per_query = mask is not None and mask.shape[2] != 1
-    if one_at_a_time:
-        return _query_chunk_loop(attend, query, mask, per_query)
-    chunks = []
-    for start in range(0, length, QUERY_CHUNK):
-        stop = min(start + QUERY_CHUNK, length)
-        chunks.append(attend(query[:, start:stop], mask[:, :, start:stop] if per_query else mask))
-    return ops.concatenate(chunks, axis=1)
-
-
-def _query_chunk_loop(attend, query, mask, per_query):
-    """`_in_query_chunks` as a `jax.lax.map` over `(chunks, batch, QUERY_CHUNK, ...)` (JAX only)."""
-    import jax  # only here: the JAX backend is the one place this function runs
-    import jax.numpy as jnp  # likewise
-
-    batch, length, heads, head_dim = query.shape
-    count = -(-length // QUERY_CHUNK)
-    extra = count * QUERY_CHUNK - length
-    queries = jnp.pad(query, [(0, 0), (0, extra), (0, 0), (0, 0)])
-    queries = jnp.moveaxis(queries.reshape(batch, count, QUERY_CHUNK, heads, head_dim), 1, 0)
+    heads, head_dim = query.shape[2], query.shape[3]
+    length = ops.shape(query)[1]  # an int, or a scalar tensor in a TensorFlow graph with a free length
+    count = (length + QUERY_CHUNK - 1) // QUERY_CHUNK
+    size = (length + count - 1) // count
+    extra = count * size - length
+    queries = ops.pad(query, [[0, 0], [0, extra], [0, 0], [0, 0]])
+    queries = ops.moveaxis(ops.reshape(queries, (-1, count, size, heads, head_dim)), 1, 0)  # (count, batch, size, ...)
     if per_query:  # padded query rows may see every key (their outputs are dropped)
-        masks = jnp.pad(mask, [(0, 0), (0, 0), (0, extra), (0, 0)], constant_values=True)
-        masks = jnp.moveaxis(masks.reshape(mask.shape[0], mask.shape[1], count, QUERY_CHUNK, -1), 2, 0)
-        context = jax.lax.map(lambda chunk: attend(*chunk), (queries, masks))
-    else:
-        context = jax.lax.map(lambda q: attend(q, mask), queries)
-    return jnp.moveaxis(context, 0, 1).reshape(batch, count * QUERY_CHUNK, heads, head_dim)[:, :length]
+        mask_batch, mask_heads, keys = (ops.shape(mask)[i] for i in (0, 1, 3))
+        masks = ops.pad(mask, [[0, 0], [0, 0], [0, extra], [0, 0]], constant_values=True)
+        masks = ops.moveaxis(ops.reshape(masks, (mask_batch, mask_heads, count, size, keys)), 2, 0)
+
+    def step(_, index):  # the chunk's index, not the chunks: Keras' TensorFlow scan fails on two `xs` of free length
+        context = attend(queries[index], masks[index] if per_query else mask)
+        return context, context  # Keras' scan on TensorFlow writes outputs shaped like the carry
+
+    _, context = ops.scan(step, ops.zeros_like(queries[0]), ops.arange(count))
+    context = ops.reshape(ops.moveaxis(context, 0, 1), (-1, count * size, heads, head_dim))
+    return context[:, :length]
 
 
 def _full_query_axis_on_gpu(mask, query):

@@ -1,11 +1,12 @@
 """Global attention over long inputs in query chunks (TensorFlow and JAX on a CPU): the unchunked result, in
 less memory.
 
-Keras' op there computes the full `(batch, heads, seq_q, seq_k)` scores; `keras_bert.layers._fused` cuts the
-queries into chunks of `QUERY_CHUNK` when the length is static and longer. Here the chunk is made small (4
-queries) so that tiny inputs are cut, into chunks of unequal size (10 = 4 + 4 + 2): the outputs must equal the
-one-call outputs with a key padding mask and with a per-query attention mask, and on JAX the traced program must
-hold no full score matrix.
+Keras' op there computes the full `(batch, heads, seq_q, seq_k)` scores; `keras_bert.layers._fused` cuts
+queries longer than `QUERY_CHUNK` into equal chunks, one at a time. Here the chunk is made small (4 queries) so
+that tiny inputs are cut (10 = 3 chunks of 4, the last one padded by 2): the outputs must equal the one-call
+outputs with a key padding mask and with a per-query attention mask, on JAX the traced program must hold no full
+score matrix, and on TensorFlow a graph traced with a free length (as `predict` retraces for a second length,
+and as a served SavedModel is) must chunk when it runs.
 """
 
 import keras
@@ -81,3 +82,24 @@ def test_no_full_score_matrix_is_computed(monkeypatch):
     assert (1, HEADS, 4, LENGTH) in chunked and (1, HEADS, LENGTH, LENGTH) not in chunked, sorted(chunked)
     monkeypatch.setattr(_fused, "QUERY_CHUNK", 1024)
     assert (1, HEADS, LENGTH, LENGTH) in shapes(lambda q, k, v, m: _fused.attention(q, k, v, mask=m))
+
+
+@pytest.mark.only_backend("tensorflow", reason="a length left free in a traced graph is TensorFlow's; JAX traces each length")
+def test_a_length_only_known_when_the_graph_runs_is_chunked_there(monkeypatch):
+    import tensorflow as tf
+
+    layer, x, padding_mask, attention_mask = _layer_and_inputs()
+    whole = _outputs(layer, x, padding_mask, attention_mask)
+    short = keras.ops.convert_to_numpy(layer(x[:, :3], padding_mask=padding_mask[:, :3]))
+    monkeypatch.setattr(_fused, "QUERY_CHUNK", 4)
+    free = [tf.TensorSpec((None, None, HIDDEN)), tf.TensorSpec((None, None), tf.int32),
+            tf.TensorSpec((None, None, None), tf.int32)]
+    forward = tf.function(lambda x, p, a: (layer(x, padding_mask=p), layer(x, attention_mask=a)), input_signature=free)
+    for a, b in zip(forward(x, padding_mask, attention_mask), whole):
+        np.testing.assert_allclose(a.numpy(), b, atol=1e-6)
+    # A length within one chunk takes the one-call branch: the same outputs.
+    np.testing.assert_allclose(forward(x[:, :3], padding_mask[:, :3], attention_mask[:, :3, :3])[0].numpy(), short,
+                               atol=1e-6)
+    # The chunk loop is in the graph (inside the branch the length chooses when it runs).
+    library = forward.get_concrete_function().graph.as_graph_def().library.function
+    assert any(node.op in ("While", "StatelessWhile") for function in library for node in function.node_def)
