@@ -237,7 +237,7 @@ def _query_chunk_loop(attend, query, mask):
     there are chunks, dropped after) through one `ops.scan` loop, so only one chunk's scores exist at a time.
 
     The loop, not a Python loop of slices: unrolled, XLA kept several chunks alive on JAX (a ModernBERT-base
-    forward at 8,192 tokens peaked at 7.7 GiB against 3.0 in the loop), and a dynamic length has no Python
+    forward at 8,192 tokens peaked at 7.7 GiB against 3.0-3.2 in a loop), and a dynamic length has no Python
     count. Keras' scan is `lax.scan` on JAX and a TensorFlow while loop that runs one iteration at a time.
     """
     per_query = mask is not None and mask.shape[2] != 1
