@@ -85,7 +85,8 @@ def test_report_compares_only_figures_from_the_same_process(tmp_path):
 
     records = [
         rec("jax", "keras_bert", 1000), rec("jax", "keras_hub", 800), rec("jax", "hf_transformers", 500),
-        rec("jax", "numpy", 2000, case="matmul_peak", config="fp32 2048x2048", backend="cpu"),
+        rec("jax", "numpy", 500, case="matmul_peak", config="fp32 2048x2048", backend="cpu"),
+        rec("jax", "xla", 2000, case="matmul_peak", config="fp32 2048x2048", backend="jax"),
         # A second process where HF ran fast: our jax figure must not be divided by it.
         rec("torch", "keras_bert", 900, backend="torch"), rec("torch", "keras_hub", 1000, backend="torch"),
         rec("torch", "hf_transformers", 3000),
@@ -101,7 +102,23 @@ def test_report_compares_only_figures_from_the_same_process(tmp_path):
     hf = goals["fp32 forward base 8x128: our best backend vs HF eager"]
     assert "| 2.00× |" in hf and "torch 0.30×" in hf  # jax 1000 / 500, not 1000 / 3000
     mfu = goals["fp32 forward base 8x128: MFU"]
-    assert "| 50.0% |" in mfu  # jax: 1000 GFLOP/s / 2000 of its own process; torch 900 / 4000 = 22%
+    # jax: 1000 GFLOP/s / 2000, its own process's fastest matmul (XLA's, not numpy's 500); torch 900 / 4000 = 22%
+    assert "| 50.0% |" in mfu
+    assert "| jax | xla | fp32 2048x2048 | – | 2000 | 2000–2000 | yes |" in path.read_text()
+
+
+def test_every_matmul_probe_computes_the_product():
+    """The MFU denominator's probes (numpy, torch, and XLA's compiled dot on JAX and TensorFlow) each compute
+    a @ b in fp32: a probe that skipped the work would inflate the denominator's rate and deflate every MFU."""
+    probes, flops = cases.fp32_matmul_probes(64)
+    expected_names = {"numpy", "torch"} | ({"xla"} if keras.backend.backend() in ("jax", "tensorflow") else set())
+    assert set(probes) == expected_names and flops == 2 * 64**3
+    a = np.random.default_rng(0).standard_normal((64, 64), dtype="float32")
+    b = np.random.default_rng(1).standard_normal((64, 64), dtype="float32")
+    for name, call in probes.items():
+        product = np.asarray(call())
+        assert product.dtype == np.float32, name
+        np.testing.assert_allclose(product, a.astype("float64") @ b, rtol=1e-4, atol=1e-4, err_msg=name)
 
 
 # --- the peers at their fastest configuration (benchmarks/peers.py): records of the quick variants
