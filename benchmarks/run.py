@@ -1,13 +1,13 @@
 """`make bench`: keras_bert against HF transformers and keras-hub in one run; writes benchmarks/RESULTS.md.
 
-    .venv/bin/python -m benchmarks.run            # the full run (about 15 min on a 2-core CPU)
+    .venv/bin/python -m benchmarks.run            # the full run (about 21 min on a 2-core CPU)
     .venv/bin/python -m benchmarks.run --quick    # tiny shapes, one repeat: checks the machinery
     .venv/bin/python -m benchmarks.run --backends jax --cases forward
 
 Each backend runs in its own subprocess (KERAS_BACKEND is fixed per process),
 and times the peers in the same process, round by round with ours: keras-hub
-on that backend, Hugging Face transformers (torch eager) and a numpy fp32
-matmul (the MFU denominator). The text cases (tokenizers, data generation) run
+on that backend, Hugging Face transformers (torch eager) and fp32 matmuls of
+numpy, torch and XLA (the fastest is the MFU denominator). The text cases (tokenizers, data generation) run
 in one more subprocess. Each subprocess writes its records as JSON; this
 orchestrator gathers them, computes MFU and the ratios to the peers of the
 same process, and writes the markdown.
