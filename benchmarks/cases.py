@@ -103,29 +103,30 @@ def fp32_matmul_probes(n=2048):
     """{name: a callable doing one fp32 n×n matmul}, and the FLOPs of one: the MFU denominator's probes.
 
     MFU divides by the fastest of them, timed in the same process and rounds as the model: numpy's BLAS,
-    torch's, and on JAX and TensorFlow XLA's compiled dot (what Keras' jitted `predict` runs). One library
-    alone can sit far below what the hardware does: on the 2-core AMD EPYC of 2026-11-29 (Zen 5, AVX-512)
-    numpy's matmul reached 252 GFLOP/s while XLA's kernels inside our forward reached 399, and an MFU over
-    numpy's rate read 158%.
+    torch's, XLA's compiled dot through JAX (in every process, so that each backend's MFU is taken against
+    the same ceiling) and, in the TensorFlow process, through TensorFlow (what its jitted `predict` runs).
+    One library alone can sit far below what the hardware does: on the 2-core AMD EPYC of 2026-11-29
+    (Zen 5, AVX-512) numpy's matmul reached 252 GFLOP/s while XLA's kernels inside our forward reached 399,
+    and an MFU over numpy's rate read 158%.
     """
+    import jax
+    import jax.numpy as jnp
     import torch
 
     a = np.random.default_rng(0).standard_normal((n, n), dtype="float32")
     b = np.random.default_rng(1).standard_normal((n, n), dtype="float32")
     torch_a, torch_b = torch.from_numpy(a), torch.from_numpy(b)
-    probes = {"numpy": lambda: a @ b, "torch": lambda: torch.matmul(torch_a, torch_b)}
-    backend = backend_name()
-    if backend == "jax":
-        import jax
-        import jax.numpy as jnp
-
-        dot, jax_a, jax_b = jax.jit(jnp.matmul), jnp.asarray(a), jnp.asarray(b)
-        probes["xla"] = lambda: dot(jax_a, jax_b).block_until_ready()
-    elif backend == "tensorflow":
+    jax_dot, jax_a, jax_b = jax.jit(jnp.matmul), jnp.asarray(a), jnp.asarray(b)
+    probes = {
+        "numpy": lambda: a @ b,
+        "torch": lambda: torch.matmul(torch_a, torch_b),
+        "jax_xla": lambda: jax_dot(jax_a, jax_b).block_until_ready(),
+    }
+    if backend_name() == "tensorflow":
         import tensorflow as tf
 
-        dot, tf_a, tf_b = tf.function(tf.linalg.matmul, jit_compile=True), tf.constant(a), tf.constant(b)
-        probes["xla"] = lambda: dot(tf_a, tf_b)  # eager TensorFlow on a CPU returns once the result is computed
+        tf_dot, tf_a, tf_b = tf.function(tf.linalg.matmul, jit_compile=True), tf.constant(a), tf.constant(b)
+        probes["tensorflow_xla"] = lambda: tf_dot(tf_a, tf_b)  # eager TensorFlow on a CPU returns once computed
     return probes, 2 * n**3
 
 
@@ -193,7 +194,7 @@ def forward(quick=False, sizes=None, dtypes=("fp32", "bf16", "int8"), peers=True
         for (impl, dtype), secs in seconds.items():
             if impl == "matmul_probe":  # `dtype` holds the probe's name
                 n = 512 if quick else 2048
-                runs_on = {"numpy": "cpu", "torch": "torch"}.get(dtype, backend)
+                runs_on = {"numpy": "cpu", "torch": "torch", "jax_xla": "jax", "tensorflow_xla": "tensorflow"}[dtype]
                 out.append(record("matmul_peak", dtype, runs_on, f"fp32 {n}x{n}", "matmuls/s", 1, secs,
                                   matmul_flops, measured_with=f"forward {config}"))
                 continue

@@ -86,7 +86,7 @@ def test_report_compares_only_figures_from_the_same_process(tmp_path):
     records = [
         rec("jax", "keras_bert", 1000), rec("jax", "keras_hub", 800), rec("jax", "hf_transformers", 500),
         rec("jax", "numpy", 500, case="matmul_peak", config="fp32 2048x2048", backend="cpu"),
-        rec("jax", "xla", 2000, case="matmul_peak", config="fp32 2048x2048", backend="jax"),
+        rec("jax", "jax_xla", 2000, case="matmul_peak", config="fp32 2048x2048", backend="jax"),
         # A second process where HF ran fast: our jax figure must not be divided by it.
         rec("torch", "keras_bert", 900, backend="torch"), rec("torch", "keras_hub", 1000, backend="torch"),
         rec("torch", "hf_transformers", 3000),
@@ -104,14 +104,15 @@ def test_report_compares_only_figures_from_the_same_process(tmp_path):
     mfu = goals["fp32 forward base 8x128: MFU"]
     # jax: 1000 GFLOP/s / 2000, its own process's fastest matmul (XLA's, not numpy's 500); torch 900 / 4000 = 22%
     assert "| 50.0% |" in mfu
-    assert "| jax | xla | fp32 2048x2048 | – | 2000 | 2000–2000 | yes |" in path.read_text()
+    assert "| jax | jax_xla | fp32 2048x2048 | – | 2000 | 2000–2000 | yes |" in path.read_text()
 
 
 def test_every_matmul_probe_computes_the_product():
-    """The MFU denominator's probes (numpy, torch, and XLA's compiled dot on JAX and TensorFlow) each compute
-    a @ b in fp32: a probe that skipped the work would inflate the denominator's rate and deflate every MFU."""
+    """The MFU denominator's probes (numpy, torch, XLA's compiled dot through JAX in every process and through
+    TensorFlow in its process) each compute a @ b in fp32: a probe that skipped the work would inflate the
+    denominator's rate and deflate every MFU."""
     probes, flops = cases.fp32_matmul_probes(64)
-    expected_names = {"numpy", "torch"} | ({"xla"} if keras.backend.backend() in ("jax", "tensorflow") else set())
+    expected_names = {"numpy", "torch", "jax_xla"} | ({"tensorflow_xla"} if keras.backend.backend() == "tensorflow" else set())
     assert set(probes) == expected_names and flops == 2 * 64**3
     a = np.random.default_rng(0).standard_normal((64, 64), dtype="float32")
     b = np.random.default_rng(1).standard_normal((64, 64), dtype="float32")
