@@ -112,9 +112,9 @@ def write_report(path, run, records, errors):
         "within one process only (the `job` column).")
     add("- Rates are the median (min–max) over the timed rounds after warm-up calls (tracing, compilation). "
         "GFLOP/s counts matmul FLOPs only (multiply-add = 2); MFU = achieved GFLOP/s / the fastest fp32 "
-        "2048² matmul of the same process and rounds: numpy's, torch's and, on JAX and TensorFlow, XLA's compiled "
-        "dot (one library's matmul alone can sit far below the hardware: numpy's did on this project's AVX-512 "
-        "machine, see the table below).\n")
+        "2048² matmul of the same process and rounds: numpy's, torch's, XLA's compiled dot through JAX (in every "
+        "process) and through TensorFlow (in its own): one library's matmul alone can sit far below the hardware, "
+        "as numpy's does on this project's AVX-512 machine (the table below).\n")
 
     # --- goals
     fwd = [r for r in records if r["case"] == "forward"]
