@@ -258,15 +258,19 @@ def measure_memory(folder, model, impl, backend, dtype, lengths, quick, calls=2)
     for length, x in inputs:
         for k in range(calls):
             gc.collect()
-            # The high-water mark first, then the RSS: the mark starts at the RSS of that moment, so it can never
-            # read below `before` (read the other way round, memory freed in between could make it).
+            # The high-water mark is reset first, then the RSS read: the mark starts at the RSS of that moment.
             reset = _reset_peak()
             before = _status_kb("VmRSS")
             start = time.perf_counter()
             call(x)
             seconds = time.perf_counter() - start
+            # The call's peak is at least the RSS it started from. The kernel's counters do not promise that on
+            # their own: since Linux 6.2 VmRSS and VmHWM are read from per-CPU counters that are summed lazily, and
+            # the mark is only raised at unmap time, so memory freed by the call can leave VmHWM a few pages below
+            # the `before` read an instant earlier (CI, 2026-11-29: both printed as 2,326 MiB, yet peak < before).
+            peak = max(_status_kb("VmHWM"), before)
             rows.append({"model": model, "impl": impl, "backend": backend, "dtype": dtype, "length": length,
-                         "call": k + 1, "rss_before_mib": before / 1024, "peak_rss_mib": _status_kb("VmHWM") / 1024,
+                         "call": k + 1, "rss_before_mib": before / 1024, "peak_rss_mib": peak / 1024,
                          "peak_is_call_peak": reset, "seconds": seconds})
             log(f"  memory {model} {impl} {backend} {dtype} {length} call {k + 1}: "
                 f"{rows[-1]['peak_rss_mib']:,.0f} MiB (before {rows[-1]['rss_before_mib']:,.0f}), {seconds:.1f} s")
