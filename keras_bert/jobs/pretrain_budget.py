@@ -4,11 +4,12 @@ A learning-rate schedule needs the number of steps up front, and how many steps
 fit in N minutes depends on the machine, the model size, the sequence length
 and the objective. So the budget is spent in two parts:
 
-1. calibration: a short run of the same job (`calibration_steps` steps, one
-   held-out evaluation) into a temporary folder, timed by `StepClock`: the
-   set-up before the first step (tokenizing the corpus, building and compiling
-   the model), the median step after the first few (which compile), and one
-   held-out evaluation;
+1. calibration: a short run of the same job (at least `calibration_steps`
+   steps, and as many more as fill a window of 2% of the budget, at most 30
+   seconds; one held-out evaluation) into a temporary folder, timed by
+   `StepClock`: the set-up before the first step (tokenizing the corpus,
+   building and compiling the model), the median step after the first few
+   (which compile), and one held-out evaluation;
 2. the run itself, with `steps` chosen so that set-up, steps, one evaluation
    per checkpoint and saving fit in what is left of the budget.
 
@@ -49,13 +50,28 @@ _COMPILE_STEPS = 3
 # Saving the model and the checkpoints' writes, as a share of the time left: measured saves of a
 # mini model take seconds, and an over-run costs more than a few steps fewer.
 _SAFETY_SHARE = 0.05
+# How long the calibration times steps: a share of the budget, at most `_CALIBRATION_WINDOW_SECONDS`. Twelve
+# steps of `tiny` take about a second on two CPU cores, too short a sample: on 2026-11-29 an idle run's twelve
+# calibration steps measured 0.098 s a step, its run then took 0.085, and its 20-minute budget ended after
+# 16.2 minutes (benchmarks/studies/pretraining_payoff, section three_way_split_mean_pooling_pretraining_seed2).
+_CALIBRATION_SHARE = 0.02
+_CALIBRATION_WINDOW_SECONDS = 30.0
+# The calibration run's length in steps, never reached in practice: the window ends it first.
+_CALIBRATION_MAX_STEPS = 1_000_000
 
 
 class StepClock(keras.callbacks.Callback):
-    """Wall-clock marks of a `fit`: its start, every batch's end, every evaluation's span."""
+    """Wall-clock marks of a `fit`: its start, every batch's end, every evaluation's span.
 
-    def __init__(self):
+    With `window_seconds`, it stops the training (Keras then still runs the epoch's
+    evaluation) once at least `min_steps` steps have ended and the steps after the
+    compiling ones have taken `window_seconds`.
+    """
+
+    def __init__(self, window_seconds=None, min_steps=_COMPILE_STEPS + 1):
         super().__init__()
+        self.window_seconds = window_seconds
+        self.min_steps = min_steps
         self.started = None
         self.batch_ends = []
         self.evaluations = []
@@ -66,12 +82,21 @@ class StepClock(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self.batch_ends.append(time.perf_counter())
+        if (self.window_seconds is not None and len(self.batch_ends) >= self.min_steps
+                and self.timed_seconds() >= self.window_seconds):
+            self.model.stop_training = True
 
     def on_test_begin(self, logs=None):
         self._test_started = time.perf_counter()
 
     def on_test_end(self, logs=None):
         self.evaluations.append(time.perf_counter() - self._test_started)
+
+    def timed_seconds(self):
+        """The span of the steps after the compiling ones (0 before the first of them has ended)."""
+        if len(self.batch_ends) <= _COMPILE_STEPS:
+            return 0.0
+        return self.batch_ends[-1] - self.batch_ends[_COMPILE_STEPS - 1]
 
     def step_seconds(self):
         """The median step after the compiling ones."""
@@ -113,8 +138,9 @@ def pretrain_within_budget(
         budget_minutes: the wall-clock minutes for the whole job, calibration included.
         checkpoints: how many checkpoints (and held-out evaluations: the points of
             the learning curve) the run makes; `steps` is a multiple of it.
-        calibration_steps: steps of the timed calibration run (more than 3: the
-            first compile).
+        calibration_steps: the fewest steps of the timed calibration run (more
+            than 3: the first compile); it runs on until its steps after the
+            compiling ones have taken 2% of the budget (at most 30 seconds).
         resume: continue the run in `output_dir` with the steps it recorded
             (no new calibration; the budget then only applies to the first start).
         **pretrain_options: everything else `pretrain` takes but `steps` and
@@ -156,12 +182,14 @@ def pretrain_within_budget(
         return summary
 
     started = time.time()
-    clock = _calibrate(corpus, vocabulary, calibration_steps, verbose, pretrain_options)
+    window = min(_CALIBRATION_SHARE * budget_minutes * 60, _CALIBRATION_WINDOW_SECONDS)
+    clock = _calibrate(corpus, vocabulary, calibration_steps, verbose, pretrain_options, window)
     setup = clock.batch_ends[0] - clock.started  # set-up and the first (compiling) step
     measured = {
         "calibration_seconds": round(time.time() - started, 1),
         "setup_seconds": round(setup, 1),
         "step_seconds": round(clock.step_seconds(), 4),
+        "timed_steps": len(clock.batch_ends) - _COMPILE_STEPS,
         "evaluation_seconds": round(max(clock.evaluations, default=0.0), 2),
     }
     seconds_left = budget_minutes * 60 - (time.time() - started)
@@ -184,16 +212,17 @@ def pretrain_within_budget(
     return summary
 
 
-def _calibrate(corpus, vocabulary, calibration_steps, verbose, pretrain_options):
-    """A `StepClock` of a short run of the same job in a temporary folder (deleted afterwards)."""
-    clock = StepClock()
+def _calibrate(corpus, vocabulary, calibration_steps, verbose, pretrain_options, window_seconds=0.0):
+    """A `StepClock` of a short run of the same job in a temporary folder (deleted afterwards): at least
+    `calibration_steps` steps, and on until the steps after the compiling ones have taken `window_seconds`."""
+    clock = StepClock(window_seconds, min_steps=calibration_steps)
     folder = tempfile.mkdtemp(prefix="keras_bert_budget_")
     # Only the clock: the caller's callbacks (curves, logs) are for the run itself.
     options = dict(pretrain_options, tensorboard=False, callbacks=[clock])
     if verbose:
-        print(f"Calibrating the budget: {calibration_steps} timed steps of the same job")
+        print(f"Calibrating the budget: {window_seconds:.0f} s (at least {calibration_steps} steps) of the same job")
     try:
-        pretrain(corpus, vocabulary, folder, steps=calibration_steps, checkpoint_every=calibration_steps,
+        pretrain(corpus, vocabulary, folder, steps=_CALIBRATION_MAX_STEPS, checkpoint_every=_CALIBRATION_MAX_STEPS,
                  verbose=0, **options)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -1,6 +1,7 @@
 """Pretraining under a wall-clock budget: the steps it chooses, its refusals, and the job it runs."""
 
 import json
+import types
 
 import pytest
 
@@ -60,6 +61,47 @@ def test_a_budget_too_short_for_one_step_names_what_the_calibration_measured(sma
                                **options(small_corpus))
     assert "Nothing was written" in str(raised.value)
     assert not (tmp_path / "run").exists()
+
+
+def test_the_clock_stops_the_calibration_once_its_window_is_timed(monkeypatch):
+    # Steps end every 0.5 s; the first 3 compile. A 2-second window is full at the 7th step end (4 intervals after
+    # the 3rd), unless the minimum number of steps is larger.
+    model = types.SimpleNamespace(stop_training=False)
+    for min_steps, stopped_at in ((4, 7), (10, 10)):
+        ticks = iter(0.5 * k for k in range(100))
+        monkeypatch.setattr(pretrain_budget.time, "perf_counter", lambda: next(ticks))
+        clock = StepClock(window_seconds=2.0, min_steps=min_steps)
+        clock.set_model(model)
+        model.stop_training = False
+        clock.on_train_begin()
+        while not model.stop_training:
+            clock.on_train_batch_end(len(clock.batch_ends))
+        assert len(clock.batch_ends) == stopped_at and clock.timed_seconds() >= 2.0
+        assert clock.step_seconds() == 0.5
+    clock = StepClock()  # no window: never stops a run
+    clock.set_model(model)
+    model.stop_training = False
+    for _ in range(50):
+        clock.on_train_batch_end(0)
+    assert model.stop_training is False
+
+
+@pytest.mark.only_backend("torch", reason="the calibration is a `pretrain` run that Keras' fit stops; stopping a fit "
+                          "and its evaluation afterwards are Keras', the same on every backend")
+def test_the_calibration_times_steps_for_its_window_then_one_evaluation(small_corpus, tmp_path, monkeypatch):
+    monkeypatch.setattr(pretrain_budget.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(pretrain_budget, "_CALIBRATION_MAX_STEPS", 200)  # a clock that never stops fails, not hangs
+    heldout = tmp_path / "heldout.txt"  # its text does not matter here: only the evaluation is timed
+    heldout.write_text("\n".join((small_corpus / "train.txt").read_text(encoding="utf-8").splitlines()[:40]))
+    job = dict(options(small_corpus), eval_corpus=[str(heldout)], eval_batches=2)
+    corpus, vocabulary = job.pop("corpus"), job.pop("vocabulary")
+    clock = pretrain_budget._calibrate(corpus, vocabulary, 4, job.pop("verbose"), job, window_seconds=3.0)
+    ends = clock.batch_ends
+    # It stopped at the first step end where both held: at least 4 steps, and 3 s timed after the compiling ones.
+    assert len(ends) >= 4 and clock.timed_seconds() >= 3.0 and len(ends) < 200
+    assert len(ends) == 4 or ends[-2] - ends[pretrain_budget._COMPILE_STEPS - 1] < 3.0
+    assert len(clock.evaluations) == 1 and clock.evaluations[0] > 0  # the held-out evaluation still ran, once
+    assert not list(tmp_path.glob("keras_bert_budget_*"))  # its folder is gone
 
 
 @pytest.mark.only_backend("torch", reason="the steps a budget allows are arithmetic on the calibration, the same on "
