@@ -114,3 +114,20 @@ def test_gpu_section_compares_within_one_process_and_reaches_results_md(tmp_path
     assert "## GPU: Fake H100, torch without eager Python" in written
     # ours compiled 450: vs HF eager 300, vs HF's fastest 600, vs our eager 100; first call; diff vs our eager
     assert "| 1.50× | 0.75× | 4.50× | 15.0 | 1.2e-01 |" in written
+
+
+def test_the_explicit_attention_row_trains_through_the_written_out_probabilities():
+    """The row swaps our layer's choice of attention path: a change to that choice's signature must fail here,
+    not on a lent GPU (it did once: the row crashed after `attention_dropout_fuses` took `export_form`)."""
+    import keras_bert.layers.self_attention as self_attention
+
+    x, y, w = gpu_cases.pretraining_batch(2, 16, 3)
+    losses = []
+    step = gpu_cases.keras_train_call("keras_bert", "tiny", "fp32", 0.1, x, y["mlm"], w["mlm"], losses)
+    with gpu_cases.explicit_attention_dropout():
+        assert self_attention.attention_dropout_fuses(export_form=False) is False
+        step()
+    assert len(losses) == 1 and np.isfinite(losses[0])
+    from keras_bert.layers._fused import attention_dropout_fuses
+
+    assert self_attention.attention_dropout_fuses is attention_dropout_fuses  # restored on leaving
