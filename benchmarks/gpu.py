@@ -49,6 +49,14 @@ def parse_shapes(text):
     return shapes
 
 
+def run_backends(run):
+    """The backend processes a saved run timed (older files name them only in their command)."""
+    if "backends" in run:
+        return run["backends"]
+    words = run.get("command", "").split()
+    return words[words.index("--backends") + 1].split(",") if "--backends" in words[:-1] else list(BACKENDS)
+
+
 def run_worker(case_names, quick, output, shapes=None):
     """In a subprocess: run the cases, rewriting {"environment", "records", "errors"} to `output` after each."""
     from benchmarks.gpu_cases import CASES as CASE_FUNCTIONS
@@ -137,7 +145,9 @@ def main(argv=None):
         saved["environments"] = {b: e for b, e in kept["environments"].items() if b not in backends}
         saved["records"] = [r for r in kept["records"] if r["job"] not in backends]
         saved["errors"] = [e for e in kept["errors"] if e["job"] not in backends]
-        saved["earlier_runs"] = kept.get("earlier_runs", []) + [kept["run"]]
+        # The header lists the runs whose rows are in the file: a run all of whose processes are rerun now goes.
+        saved["earlier_runs"] = [r for r in kept.get("earlier_runs", []) + [kept["run"]]
+                                 if not set(run_backends(r)) <= set(backends)]
     for backend in backends:
         result, seconds = run_job(backend, args.cases.split(","), args.quick, args.timeout, out + f".{backend}.part",
                                   args.forward_shapes)
@@ -145,7 +155,7 @@ def main(argv=None):
                                               date=started.strftime("%Y-%m-%d %H:%M UTC"))
         saved["records"].extend(result["records"])
         saved["errors"].extend(result["errors"])
-        saved["run"] = {"date": started.strftime("%Y-%m-%d %H:%M UTC"), "quick": args.quick,
+        saved["run"] = {"date": started.strftime("%Y-%m-%d %H:%M UTC"), "quick": args.quick, "backends": backends,
                         "wall_seconds": round(time.perf_counter() - wall),
                         "command": " ".join(["python -m benchmarks.gpu"] + (argv if argv is not None else sys.argv[1:]))}
         with open(out, "w", encoding="utf-8") as f:  # after each process: a later failure keeps this one's

@@ -95,7 +95,8 @@ def gpu_section(saved):
     for job, env in envs.items():
         versions = ", ".join(f"{k} {env[k]}" for k in ("keras", "keras-hub", "jax", "torch", "transformers", "numpy")
                              if k in env)
-        add(f"- {job} process ({env.get('seconds', '?')} s): {versions}; torch TF32 matmuls "
+        when = f"{env['date']}, " if env.get("date") else ""  # --append keeps other processes' rows of other days
+        add(f"- {job} process ({when}{env.get('seconds', '?')} s): {versions}; torch TF32 matmuls "
             f"{'on' if env.get('torch_tf32_matmul') else 'off'}, JAX matmul precision "
             f"{env.get('jax_default_matmul_precision', '?')}.")
     add("- Every call keeps inputs and outputs on the GPU and ends by waiting for it (`torch.cuda.synchronize`, "

@@ -67,6 +67,13 @@ def test_append_keeps_the_other_backends_results(tmp_path, monkeypatch):
     saved = json.loads(open(out, encoding="utf-8").read())
     assert sorted(r["job"] for r in saved["records"]) == ["jax", "torch"]
     assert set(saved["environments"]) == {"jax", "torch"} and len(saved["earlier_runs"]) == 1
+    # A rerun of one process replaces its rows and its run in the header; the other process's run stays.
+    assert gpu.main(["--backends", "torch", "--append", "--out", out, "--no-render"]) == 0
+    saved = json.loads(open(out, encoding="utf-8").read())
+    assert sorted(r["job"] for r in saved["records"]) == ["jax", "torch"]
+    assert [gpu.run_backends(r) for r in saved["earlier_runs"] + [saved["run"]]] == [["jax"], ["torch"]]
+    assert gpu.run_backends({"command": "python -m benchmarks.gpu --backends jax --append"}) == ["jax"]
+    assert gpu.run_backends({"command": "python -m benchmarks.gpu"}) == ["jax", "torch"]
     # Without --append a run starts over.
     assert gpu.main(["--backends", "jax", "--out", out, "--no-render"]) == 0
     assert [r["job"] for r in json.loads(open(out, encoding="utf-8").read())["records"]] == ["jax"]
