@@ -11,6 +11,21 @@ backend and HF transformers (torch eager, on the same GPU). The cases are in
 this project's pins (the CPU wheel is), and the GPU machines this was measured
 on have no TensorFlow.
 
+On a GPU machine that has torch, jax and transformers but no keras and no
+network (this project's lent H200): carry the wheels it lacks, downloaded here
+into the git-ignored `.whl/` with `pip download --no-deps --only-binary=:all:
+--python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64
+--platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl
+keras==3.15.1 namex==0.1.0 optree==0.20.0 keras-hub==0.32.0 kagglehub==1.0.2
+kagglesdk==0.1.28` (keras-hub imports kagglehub, which needs kagglesdk: the
+2026-11-27 run lost two cases without it), install them there with `pip
+install --no-index --no-deps --target /tmp/site .whl/*.whl` and
+`PYTHONPATH=/tmp/site`, and write to `--out $OUT/RESULTS_GPU.json` (with the
+committed file copied there first and `--append`, to keep the other backend's
+rows). The 2026-11-30 torch run took 133 s (forward at 64x128, train) plus 82 s
+(`--cases compiled`) on one warm H200. Run `--quick` here first: it runs every
+row on the CPU and caught a crash of the torch train case before a device call.
+
 Writes benchmarks/RESULTS_GPU.json (records, errors, the device and the
 versions of each process) and re-renders benchmarks/RESULTS.md from
 RESULTS.json with the GPU section in it (`benchmarks/gpu_report.py`). A worker
