@@ -124,8 +124,8 @@ def test_gpu_section_compares_within_one_process_and_reaches_results_md(tmp_path
 
 
 def test_the_explicit_attention_row_trains_through_the_written_out_probabilities():
-    """The row swaps our layer's choice of attention path: a change to that choice's signature must fail here,
-    not on a lent GPU (it did once: the row crashed after `attention_dropout_fuses` took `export_form`)."""
+    """The row swaps our layer's choice of attention path; a break in that swap must fail here, not on a lent
+    GPU (it did once: the row crashed after `attention_dropout_fuses` took `export_form`)."""
     import keras_bert.layers.self_attention as self_attention
 
     x, y, w = gpu_cases.pretraining_batch(2, 16, 3)
