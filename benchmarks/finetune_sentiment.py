@@ -6,7 +6,8 @@ movie-review sentences rated by 20 people each on -4..+4), split exactly as
 label is the sign of the mean rating, sentences rated 0 dropped; by position,
 every 10th sentence is test, the one before it validation, the rest train).
 
-Each candidate recipe (`--candidates lr:pooling:epochs ...`) runs
+Each candidate recipe (`--candidates lr:pooling:epochs[:option=value] ...`, options dropout, weight_decay
+and warmup_ratio) runs
 `keras_bert.jobs.finetune.finetune` (what `keras-bert finetune --task
 classify` runs) on train with the validation file as `eval` (it also chooses
 the epoch when a recipe has more than one). The candidate with the best
@@ -66,13 +67,25 @@ def write_split_files(splits, folder):
     return files
 
 
+# The finetune options a candidate may set beyond rate, pooling and epochs (`2e-4:mean:1:dropout=0`).
+CANDIDATE_OPTIONS = {"dropout": float, "weight_decay": float, "warmup_ratio": float}
+
+
 def parse_candidate(text):
-    """"1e-4:mean:1" -> {"learning_rate": 1e-4, "pooling": "mean", "epochs": 1}."""
+    """"1e-4:mean:1" -> {"learning_rate": 1e-4, "pooling": "mean", "epochs": 1}; trailing `name=value` fields
+    set the finetune options of `CANDIDATE_OPTIONS` ("2e-4:mean:1:dropout=0" adds {"dropout": 0.0})."""
+    usage = (f"a candidate is learning_rate:pooling:epochs[:option=value ...] with options "
+             f"{', '.join(CANDIDATE_OPTIONS)}, e.g. 1e-4:mean:1 or 2e-4:mean:1:dropout=0; got {text!r}")
+    fields = text.split(":")
     try:
-        rate, pooling, epochs = text.split(":")
-        return {"learning_rate": float(rate), "pooling": pooling, "epochs": int(epochs)}
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a candidate is learning_rate:pooling:epochs, e.g. 1e-4:mean:1; got {text!r}")
+        rate, pooling, epochs = fields[:3]
+        candidate = {"learning_rate": float(rate), "pooling": pooling, "epochs": int(epochs)}
+        for field in fields[3:]:
+            name, value = field.split("=")
+            candidate[name] = CANDIDATE_OPTIONS[name](value)
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(usage)
+    return candidate
 
 
 def run_candidate(name, init, files, out, recipe, common, vocab=None):
@@ -109,10 +122,16 @@ def study(name, init, recipes, files, work, common, vocab=None):
     return {"model": name, "candidates": [r for r, _ in runs], "chosen": {**chosen, **test}}
 
 
+def options(record):
+    """", dropout 0" for a record that set options of `CANDIDATE_OPTIONS`, else ""."""
+    return "".join(f", {name.replace('_', ' ')} {record[name]:g}" for name in CANDIDATE_OPTIONS if name in record)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", nargs="+", type=parse_candidate, default=[parse_candidate("1e-4:cls:1")],
-                        help="MiniLM recipes, learning_rate:pooling:epochs (pooling cls or mean)")
+                        help="MiniLM recipes, learning_rate:pooling:epochs[:option=value] (pooling cls or mean; options "
+                             + ", ".join(CANDIDATE_OPTIONS) + ")")
     parser.add_argument("--sequence-length", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--length-buckets", type=int, nargs="*", default=[16, 32, 48],
@@ -159,10 +178,10 @@ def main(argv=None):
     for s in studies:
         print(s["model"])
         for r in s["candidates"]:
-            print(f"  lr {r['learning_rate']:g} {r['pooling']:4} {r['epochs']} epoch(s): validation accuracy "
+            print(f"  lr {r['learning_rate']:g} {r['pooling']:4} {r['epochs']} epoch(s){options(r)}: validation accuracy "
                   f"{r['validation_accuracy']:.4f}, {r['wall_minutes']:.1f} wall min")
         c = s["chosen"]
-        print(f"  chosen on validation: lr {c['learning_rate']:g} {c['pooling']} {c['epochs']} epoch(s); "
+        print(f"  chosen on validation: lr {c['learning_rate']:g} {c['pooling']} {c['epochs']} epoch(s){options(c)}; "
               f"test accuracy {c['test_accuracy']:.4f}, F1 {c['test_f1']:.4f} (chose nothing)")
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:
