@@ -51,6 +51,12 @@ def group_of(name):
 
 def summarize(events, steps, wall_seconds, on_device, top):
     """The profile of `steps` steps as a record: the `top` operators by self time, per-group totals, busy share."""
+    from torch.autograd import DeviceType
+
+    if on_device:
+        # The kernels' own rows: an operator's self device time is its kernels' time again (as torch's table
+        # totals it, device-side rows only).
+        events = [e for e in events if e.device_type != DeviceType.CPU]
     time_of = (lambda e: e.self_device_time_total) if on_device else (lambda e: e.self_cpu_time_total)
     rows = sorted((e for e in events if time_of(e) > 0), key=time_of, reverse=True)
     total_us = sum(time_of(e) for e in rows)

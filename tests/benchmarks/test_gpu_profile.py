@@ -40,6 +40,25 @@ def test_a_profiled_step_is_summarized_per_step_with_shares_that_add_up(tmp_path
     assert "matmul" in record["groups_ms_per_step"]
 
 
+@pytest.mark.only_backend("torch", reason="arithmetic on profiler rows; the same on every backend")
+def test_on_a_gpu_only_the_kernels_rows_count_so_an_operator_and_its_kernel_are_not_counted_twice():
+    from types import SimpleNamespace
+
+    from torch.autograd import DeviceType
+
+    def row(key, device_type, cpu_us, device_us):
+        return SimpleNamespace(key=key, count=2, device_type=device_type, self_cpu_time_total=cpu_us,
+                               self_device_time_total=device_us)
+
+    events = [row("aten::mm", DeviceType.CPU, 50.0, 300.0), row("sm90_xmma_gemm_bf16", DeviceType.CUDA, 0.0, 300.0),
+              row("triton_poi_fused_add_0", DeviceType.CUDA, 0.0, 100.0)]
+    record = gpu_profile.summarize(events, steps=2, wall_seconds=0.001, on_device=True, top=5)
+    assert record["profiled_ms_per_step"] == 0.2 and record["busy_share_of_wall"] == 0.4
+    assert [r["name"] for r in record["top"]] == ["sm90_xmma_gemm_bf16", "triton_poi_fused_add_0"]
+    assert record["groups_ms_per_step"] == {"matmul": 0.15, "element-wise and reductions": 0.05}
+    assert gpu_profile.summarize(events, 2, 0.001, on_device=False, top=5)["profiled_ms_per_step"] == 0.025
+
+
 @pytest.mark.only_backend("jax", reason="the refusal of a backend other than torch; one backend shows it")
 def test_another_backend_is_refused_before_any_model_is_built(capsys):
     with pytest.raises(SystemExit):
