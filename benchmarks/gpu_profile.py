@@ -62,7 +62,8 @@ def summarize(events, steps, wall_seconds, on_device, top):
     total_us = sum(time_of(e) for e in rows)
     groups = {}
     for e in rows:
-        groups[group_of(e.key)] = groups.get(group_of(e.key), 0.0) + time_of(e)
+        group = group_of(e.key)
+        groups[group] = groups.get(group, 0.0) + time_of(e)
     return {
         "steps": steps,
         "wall_ms_per_step": round(1e3 * wall_seconds / steps, 3),
