@@ -6,8 +6,8 @@ movie-review sentences rated by 20 people each on -4..+4), split exactly as
 label is the sign of the mean rating, sentences rated 0 dropped; by position,
 every 10th sentence is test, the one before it validation, the rest train).
 
-Each candidate recipe (`--candidates lr:pooling:epochs[:option=value] ...`, options dropout, weight_decay
-and warmup_ratio) runs
+Each candidate recipe (`--candidates lr:pooling:epochs[:option=value] ...`, options dropout, weight_decay,
+warmup_ratio and layer_decay) runs
 `keras_bert.jobs.finetune.finetune` (what `keras-bert finetune --task
 classify` runs) on train with the validation file as `eval` (it also chooses
 the epoch when a recipe has more than one). The candidate with the best
@@ -68,7 +68,7 @@ def write_split_files(splits, folder):
 
 
 # The finetune options a candidate may set beyond rate, pooling and epochs (`2e-4:mean:1:dropout=0`).
-CANDIDATE_OPTIONS = {"dropout": float, "weight_decay": float, "warmup_ratio": float}
+CANDIDATE_OPTIONS = {"dropout": float, "weight_decay": float, "warmup_ratio": float, "layer_decay": float}
 
 
 def parse_candidate(text):

@@ -5,8 +5,11 @@ Follows the BERT recipe as transformers runs it (`torch.optim.AdamW` with
 LayerNorm parameters and biases; the learning rate rises linearly from 0 over
 `warmup_steps`, then falls linearly to 0 at `total_steps`; Adam's epsilon is
 added after the bias correction. tests/test_optimizer_parity.py trains beside
-transformers' own loop.
+transformers' own loop. AdamW can also lower the rate layer by layer towards
+the embeddings (`layer_decay`, as ELECTRA and BEiT fine-tune).
 """
+
+import re
 
 import keras
 from keras import ops
@@ -71,6 +74,36 @@ class _DecayExclusions:
 
     def get_config(self):
         return {**super().get_config(), "exclude_from_weight_decay_names": self.exclude_from_weight_decay_names}
+
+
+# Where a variable sits in an encoder, by its path: numbered encoder layers, and the embeddings below them.
+_ENCODER_LAYER = re.compile(r"(?:^|/)transformer_layer_(\d+)/")
+_EMBEDDINGS = re.compile(r"(?:^|/)(?:embeddings|embedding_projection)/")
+
+
+def layer_rate_multipliers(variables, layer_decay):
+    """Each variable's learning-rate factor under layer-wise decay, in the order of `variables`.
+
+    With `L` encoder layers, depth 0 is the embeddings, depth `i + 1` the layer `transformer_layer_<i>`, and
+    depth `L + 1` everything above them (pooler, final norm, task head). A variable at depth `d` trains at
+    `layer_decay ** (L + 1 - d)` times the rate: the head at the full rate, the top layer at `layer_decay`, the
+    embeddings at `layer_decay ** (L + 1)` (the grouping of BEiT's and ELECTRA's fine-tuning code; lower layers
+    hold more general features, so they move less). Raises ValueError when no variable is in a numbered layer:
+    ALBERT shares one layer across every depth, so there is nothing to decay by.
+    """
+    layers = [int(match.group(1)) for v in variables if (match := _ENCODER_LAYER.search(v.path))]
+    if not layers:
+        raise ValueError(
+            "`layer_decay` lowers the rate of each encoder layer `transformer_layer_<i>`, and none of the "
+            "variables is in one (ALBERT shares a single layer across every depth: train it without "
+            "`layer_decay`).")
+    top = max(layers) + 2  # depth L + 1
+    multipliers = []
+    for variable in variables:
+        match = _ENCODER_LAYER.search(variable.path)
+        depth = int(match.group(1)) + 1 if match else 0 if _EMBEDDINGS.search(variable.path) else top
+        multipliers.append(float(layer_decay) ** (top - depth))
+    return multipliers
 
 
 def _dense(grads):
@@ -197,18 +230,47 @@ class BertAdamW(_StepScalarsOnce, _ClipAfterAllReduce, _DecayExclusions, keras.o
             `keras.optimizers.AdamW`'s numbers bit for bit (on TensorFlow given the dense gradients `_dense`
             makes). A config saved before this option existed is
             restored with False, the form it trained with.
+        layer_decay: float in (0, 1] or None. Layer-wise learning-rate decay: each variable trains at
+            `learning_rate * layer_decay ** k`, `k` its distance in layers below the task head
+            (`layer_rate_multipliers`), its weight decay at the same rate, as a `torch.optim.AdamW` with one
+            parameter group per layer computes it (tests/test_optimizer_parity.py). None: one rate for all.
         **kwargs: `keras.optimizers.AdamW`'s arguments, and `exclude_from_weight_decay_names`: substrings of
             variable names without weight decay (LayerNorm's gamma/beta and biases).
     """
 
-    def __init__(self, *args, epsilon_after_bias_correction=True, **kwargs):
+    _layer_rates = None  # each trainable variable's factor, by its index (`build`), with `layer_decay`
+
+    def __init__(self, *args, epsilon_after_bias_correction=True, layer_decay=None, **kwargs):
         super().__init__(*args, **kwargs)
         if self.amsgrad and epsilon_after_bias_correction:
             raise ValueError("`amsgrad=True` runs Keras' own AMSGrad update: pass `epsilon_after_bias_correction=False`.")
+        if layer_decay is not None and (self.amsgrad or not 0 < layer_decay <= 1):
+            raise ValueError("`layer_decay` must be in (0, 1], without `amsgrad`. Received: "
+                             f"layer_decay={layer_decay!r}, amsgrad={self.amsgrad}")
         self.epsilon_after_bias_correction = bool(epsilon_after_bias_correction)
+        self.layer_decay = None if layer_decay is None else float(layer_decay)
 
     def get_config(self):
-        return {**super().get_config(), "epsilon_after_bias_correction": self.epsilon_after_bias_correction}
+        return {**super().get_config(), "epsilon_after_bias_correction": self.epsilon_after_bias_correction,
+                "layer_decay": self.layer_decay}
+
+    def build(self, var_list):
+        super().build(var_list)
+        if self.layer_decay is not None:
+            self._layer_rates = layer_rate_multipliers(var_list, self.layer_decay)
+
+    def _apply_weight_decay(self, variables):
+        if self._layer_rates is None:
+            return super()._apply_weight_decay(variables)
+        # With layer-wise rates each variable decays at its own rate, in its update step (before Adam's step, as
+        # torch's AdamW does): Keras' decay here would use the one global rate.
+        return None
+
+    def _decay_at_layer_rate(self, variable, learning_rate, rate):
+        """Decoupled weight decay of `variable` at `learning_rate * rate` (`layer_decay` only)."""
+        if self.weight_decay and self._use_weight_decay(variable):
+            scale = ops.cast(learning_rate, variable.dtype) * ops.cast(self.weight_decay * rate, variable.dtype)
+            self.assign(variable, ops.subtract(variable, ops.multiply(variable, scale)))
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
@@ -238,7 +300,20 @@ class BertAdamW(_StepScalarsOnce, _ClipAfterAllReduce, _DecayExclusions, keras.o
         import torch  # deferred: the torch backend's own module
 
         with torch.no_grad():
-            self._torch_parallel_update_step(grads, trainable_variables, learning_rate)
+            if self._layer_rates is None:
+                return self._torch_parallel_update_step(grads, trainable_variables, learning_rate)
+            # One foreach update per layer's rate, as torch's AdamW runs one per parameter group.
+            groups = {}
+            for grad, variable in zip(grads, trainable_variables):
+                rate = self._layer_rates[self._get_variable_index(variable)]
+                groups.setdefault(rate, ([], []))
+                groups[rate][0].append(grad)
+                groups[rate][1].append(variable)
+            for rate, (group_grads, group_variables) in groups.items():
+                decayed = [v.value for v in group_variables if self._use_weight_decay(v)]
+                if self.weight_decay and decayed:
+                    torch._foreach_mul_(decayed, 1 - self.weight_decay * rate * learning_rate)
+                self._torch_parallel_update_step(group_grads, group_variables, learning_rate * rate)
 
     def _torch_parallel_update_step(self, grads, keras_variables, learning_rate):
         """Keras 3.15's torch Adam update (`torch_adam.Adam._parallel_update_step`) with `_epsilon`."""
@@ -277,6 +352,10 @@ class BertAdamW(_StepScalarsOnce, _ClipAfterAllReduce, _DecayExclusions, keras.o
 
         alpha = self._once("alpha", dtype, step_size)
         index = self._get_variable_index(variable)
+        if self._layer_rates is not None:
+            rate = self._layer_rates[index]
+            self._decay_at_layer_rate(variable, learning_rate, rate)
+            alpha = alpha * ops.cast(rate, dtype)
         m, v = self._momentums[index], self._velocities[index]
         self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
         self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
@@ -359,6 +438,7 @@ def create_optimizer(
     global_clipnorm=1.0,
     epsilon=1e-6,
     epsilon_after_bias_correction=True,
+    layer_decay=None,
 ):
     """An AdamW or LAMB optimizer set up as in BERT (and as transformers trains it).
 
@@ -379,6 +459,9 @@ def create_optimizer(
             `sqrt(v_hat)` as torch and transformers do; False to `sqrt(v)`, as
             `keras.optimizers.AdamW` does (see `BertAdamW`). LAMB adds it after
             the bias correction, as its paper does.
+        layer_decay: float in (0, 1] or None. AdamW only: layer-wise learning-rate decay, each encoder layer
+            training at `layer_decay` times the rate of the layer above it (see `BertAdamW`); ELECTRA fine-tunes
+            with 0.8. None: one rate for every variable.
 
     Returns:
         A `keras.optimizers.Optimizer`.
@@ -397,8 +480,10 @@ def create_optimizer(
         rate = WarmupSchedule(rate, warmup_steps)
     common = dict(learning_rate=rate, global_clipnorm=global_clipnorm, gradient_accumulation_steps=gradient_accumulation_steps)
     if name == "adamw":
-        return BertAdamW(weight_decay=weight_decay, epsilon=epsilon,
+        return BertAdamW(weight_decay=weight_decay, epsilon=epsilon, layer_decay=layer_decay,
                          epsilon_after_bias_correction=epsilon_after_bias_correction, **common)
+    if name == "lamb" and layer_decay is not None:
+        raise ValueError("`layer_decay` is an option of AdamW (name='adamw'); LAMB adapts each layer's step itself.")
     if name == "lamb":
         return BertLamb(weight_decay=weight_decay, epsilon=epsilon, **common)
     raise ValueError(f"`name` must be 'adamw' or 'lamb'. Received: name={name!r}")

@@ -5,8 +5,11 @@ loop (`torch.optim.AdamW`, `get_linear_schedule_with_warmup`, gradient clipping 
 biases), and the same checkpoint, loaded into our `BertPretrainer`, by `create_optimizer`'s AdamW with the same
 settings (epsilon 1e-6, weight decay 0.01, warmup), on the same fixed batches. Every step's loss must agree to a
 relative 1e-5 on each backend. With Keras' epsilon form (`epsilon_after_bias_correction=False`) the runs drift
-apart: the check below shows the test would notice.
+apart: the check below shows the test would notice. Layer-wise rate decay is checked the same way, against a
+`torch.optim.AdamW` with one parameter group per layer at the rates BEiT's and ELECTRA's fine-tuning code give them.
 """
+
+import re
 
 import keras
 import numpy as np
@@ -59,15 +62,25 @@ def fixed_batches():
     return [batches[step % DISTINCT_BATCHES] for step in range(STEPS)]  # seen again: the loss falls
 
 
-def transformers_losses(folder, batches):
-    """transformers' loop, as its Trainer runs it: AdamW with decay groups, linear warmup and decay, clipping."""
+def layer_rate(name, layer_decay):
+    """A transformers parameter's rate factor: embeddings `decay ** (L + 1)`, layer i `decay ** (L - i)`, the rest 1."""
+    layers = CONFIG["num_hidden_layers"]
+    if match := re.match(r"bert\.encoder\.layer\.(\d+)\.", name):
+        return layer_decay ** (layers - int(match.group(1)))
+    return layer_decay ** (layers + 1) if name.startswith("bert.embeddings.") else 1.0
+
+
+def transformers_losses(folder, batches, layer_decay=None):
+    """transformers' loop, as its Trainer runs it: AdamW with decay groups, linear warmup and decay, clipping;
+    with `layer_decay`, a parameter group per layer too (the schedule scales each group's own rate)."""
     model = transformers.BertForPreTraining.from_pretrained(folder, attn_implementation="eager").train()
     no_decay = ("bias", "LayerNorm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
-         "weight_decay": WEIGHT_DECAY},
-        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
-    ]
+    groups = {}
+    for n, p in model.named_parameters():  # tied weights once: the MLM decoder is the word embeddings
+        decay = 0.0 if any(k in n for k in no_decay) else WEIGHT_DECAY
+        rate = PEAK * (layer_rate(n, layer_decay) if layer_decay else 1.0)
+        groups.setdefault((decay, rate), []).append(p)
+    groups = [{"params": params, "weight_decay": decay, "lr": rate} for (decay, rate), params in groups.items()]
     optimizer = torch.optim.AdamW(groups, lr=PEAK, eps=EPSILON)
     schedule = transformers.get_linear_schedule_with_warmup(optimizer, WARMUP, STEPS)
     losses = []
@@ -102,3 +115,15 @@ def test_adamw_training_matches_transformers_loop_step_for_step(start):
     drift = np.abs(keras_form - expected) / np.abs(expected)
     print(f"with Keras' epsilon form: max relative difference {drift.max():.2g}")
     assert drift.max() > 1e-4, "Keras' form should drift from transformers' here"
+
+
+def test_layer_wise_rate_decay_matches_transformers_with_a_parameter_group_per_layer(start):
+    folder, batches = start
+    expected = transformers_losses(folder, batches, layer_decay=0.5)
+    actual = our_losses(folder, batches, layer_decay=0.5)
+    relative = np.abs(actual - expected) / np.abs(expected)
+    print(f"{keras.backend.backend()}: layer decay 0.5: max relative difference over {STEPS} steps {relative.max():.2g}")
+    assert relative.max() <= 1e-5, relative
+    # One rate for every layer trains differently: the comparison sees whether the rates were applied.
+    one_rate = transformers_losses(folder, batches)
+    assert (np.abs(one_rate - expected) / np.abs(expected)).max() > 1e-3

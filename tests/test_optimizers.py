@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from harness import random_bert_inputs, tiny_backbone
+from harness import FIXTURE_VOCABULARY_SIZE, random_bert_inputs, tiny_backbone
 from keras_bert import BertClassifier, BertPretrainer, create_optimizer
 from keras_bert.optimizers import NO_DECAY_NAMES, BertAdamW, WarmupSchedule, _dense
 
@@ -310,3 +310,44 @@ def test_adamw_steps_equal_torch_adamw():
     for n in weights:
         np.testing.assert_allclose(actual[n], expected[n], rtol=1e-5, atol=1e-6, err_msg=n)
         assert np.max(np.abs(keras_form[n] - expected[n])) > 1e-3, f"{n}: the two forms should differ here"
+
+
+# ----------------------------------------------------------------------------- layer-wise rate decay
+@pytest.mark.only_backend("torch", reason="the rates come from variable paths and the config, the same on every "
+                          "backend; each backend's update at those rates is checked against transformers in "
+                          "tests/test_optimizer_parity.py")
+def test_layer_decay_rates_by_depth_refusals_and_a_reload_that_keeps_them(tmp_path):
+    """Each variable's factor by where it sits (embeddings, layer i, above the encoder), what is refused, and a
+    `.keras` file whose restored optimizer trains at the same rates (its next step equals the original's)."""
+    from keras_bert import AlbertBackbone
+    from keras_bert.optimizers import layer_rate_multipliers
+
+    keras.utils.set_random_seed(0)
+    model = BertClassifier(tiny_backbone(num_layers=2), num_classes=2, dropout=0.0)  # the same step twice
+    model.compile(optimizer=create_optimizer(learning_rate=1e-2, layer_decay=0.5),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    factors = dict(zip([v.path for v in model.trainable_variables],
+                       layer_rate_multipliers(model.trainable_variables, 0.5)))
+    by_part = {path.split("/")[0]: factor for path, factor in factors.items()}
+    assert by_part == {"embeddings": 0.125, "transformer_layer_0": 0.25, "transformer_layer_1": 0.5,
+                       "pooler": 1.0, "logits": 1.0}, by_part
+
+    x, y = random_bert_inputs(batch_size=4, sequence_length=8, vocabulary_size=FIXTURE_VOCABULARY_SIZE), np.array([0, 1, 0, 1])
+    model.train_on_batch(x, y)
+    path = tmp_path / "decayed.keras"
+    model.save(path)
+    restored = keras.saving.load_model(path)
+    assert restored.optimizer.layer_decay == 0.5
+    model.train_on_batch(x, y)
+    restored.train_on_batch(x, y)
+    for a, b in zip(model.trainable_variables, restored.trainable_variables):
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b), atol=1e-6, err_msg=a.path)
+
+    with pytest.raises(ValueError, match="ALBERT shares a single layer"):
+        layer_rate_multipliers(AlbertBackbone(vocabulary_size=30, num_layers=2, num_heads=2, hidden_dim=8,
+                                              intermediate_dim=16, embedding_dim=4).trainable_variables, 0.8)
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match=r"`layer_decay` must be in \(0, 1\]"):
+            create_optimizer(layer_decay=bad)
+    with pytest.raises(ValueError, match="option of AdamW"):
+        create_optimizer("lamb", layer_decay=0.8)

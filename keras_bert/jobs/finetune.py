@@ -86,7 +86,7 @@ from keras_bert.task_registry import TASKS, get_task
 # else would silently continue a different training.
 _RESUME_KEYS = ("task", "train", "batch_size", "epochs", "steps", "learning_rate", "warmup_steps", "weight_decay",
                 "seed", "sequence_length", "length_buckets", "freeze_backbone", "monitor", "lora_rank", "lora_alpha",
-                "pooling", "counterfactual_augmentation")
+                "pooling", "counterfactual_augmentation", "layer_decay")
 # Evaluation reports of an earlier run in the same folder, removed when this run does not write them.
 _VALIDATION_FILES = ("eval_predictions.jsonl", "predictions.json")
 _TEST_FILES = ("test_predictions.jsonl", "test_predictions.json")
@@ -149,7 +149,8 @@ def finetune(options):
         lowercase=getattr(tokenizer, "lowercase", None),  # byte-level BPE (ModernBERT's) has no casing
         sequence_length=sequence_length, batch_size=o.batch_size, epochs=o.epochs, learning_rate=o.learning_rate,
         warmup_ratio=o.warmup_ratio, warmup_steps=schedule.warmup_steps, steps=schedule.steps,
-        weight_decay=o.weight_decay, dropout=o.dropout, freeze_backbone=o.freeze_backbone, seed=o.seed,
+        weight_decay=o.weight_decay, layer_decay=o.layer_decay, dropout=o.dropout, freeze_backbone=o.freeze_backbone,
+        seed=o.seed,
         jit_compile=o.jit_compile,
         length_buckets=list(o.length_buckets) if o.length_buckets else None, backend=keras.backend.backend(),
         **_distribution_record(o.strategy, o.mesh_shape, schedule.batch_size, distributed),
@@ -164,7 +165,7 @@ def finetune(options):
         callbacks=o.callbacks, model_format=lora and lora.format,
     )
     optimizer = dict(learning_rate=o.learning_rate, weight_decay=o.weight_decay, warmup_steps=schedule.warmup_steps,
-                     total_steps=schedule.steps)
+                     total_steps=schedule.steps, layer_decay=o.layer_decay)
     model = runner.build_or_resume(lambda: _new_model(handler, backbone, o.freeze_backbone, optimizer, lora))
     apply_jit_compile(model, o.jit_compile)
 
@@ -200,6 +201,8 @@ def _validate(spec, train, eval, test, options):
         raise ValueError("--length-buckets does not apply to multiple choice (one length for all choices).")
     if options.early_stopping_patience is not None and not eval:
         raise ValueError("--early-stopping-patience watches a validation metric: it needs an --eval file.")
+    if options.layer_decay is not None and options.freeze_backbone:
+        raise ValueError("--layer-decay sets the rates of the backbone's layers, and --freeze-backbone trains none.")
     monitor = options.monitor
     if not (isinstance(monitor, str) and monitor.startswith("val_")):
         raise ValueError(
@@ -333,11 +336,11 @@ def _schedule(num_features, batch_size, epochs, warmup_ratio):
 
 
 def _upgrade_record(recorded):
-    """A checkpoint's job with its task by registry name (older ones recorded the CLI word) and the classifier
-    head's pooling (older ones had only BERT's [CLS] pooler)."""
+    """A checkpoint's job with its task by registry name (older ones recorded the CLI word), the classifier
+    head's pooling (older ones had only BERT's [CLS] pooler) and no layer-wise rate decay (added later)."""
     if "task" not in recorded:
         return recorded
-    return {"pooling": "cls", **recorded, "task": get_task(recorded["task"]).name}
+    return {"pooling": "cls", "layer_decay": None, **recorded, "task": get_task(recorded["task"]).name}
 
 
 def _new_model(handler, backbone, freeze_backbone, optimizer, lora=None):

@@ -49,6 +49,10 @@ class FinetuneOptions(DistributionOptions, CompiledStepOptions, LabelledTraining
                              "nothing (the figure to report)")
     dropout: float = option(0.1, "dropout of the backbone and the head", type=float, check=fraction)
     freeze_backbone: bool = option(False, "train the task head only", switches={"--freeze-backbone": True})
+    layer_decay: float = option(None, "layer-wise learning-rate decay: each encoder layer trains at this times the "
+                                      "rate of the layer above it, the embeddings lowest (ELECTRA: 0.8; not ALBERT, "
+                                      "whose layers are one); default one rate for all", type=float,
+                                check=within("(0, 1]"))
     monitor: str = option("val_loss", "validation metric that picks the best epoch: val_loss (smaller is better), "
                                       "or e.g. val_accuracy (larger is better)", group=_BEST_EPOCH)
     early_stopping_patience: int = option(None, "stop after N epochs without a better --monitor", type=int,

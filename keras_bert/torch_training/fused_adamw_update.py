@@ -57,6 +57,9 @@ class FusedAdamWUpdate:
         self._accumulators = None if accumulated is None else [accumulated[i].value for i in index]
         # Keras' own decision per variable (`exclude_from_weight_decay` names and lists).
         self._decays = [bool(optimizer.weight_decay) and optimizer._use_weight_decay(v) for v in self.variables]
+        # Each variable's rate factor (`layer_decay`; 1 without): one kernel call per (decay, rate) group.
+        rates = optimizer._layer_rates
+        self._rates = [1.0] * len(index) if rates is None else [rates[i] for i in index]
         self._step = torch.zeros((), dtype=torch.float32, device=self._params[0].device)
 
     @staticmethod
@@ -129,10 +132,10 @@ class FusedAdamWUpdate:
         optimizer = self.optimizer
         # The kernel reads `step` as t (it does not advance it): one tensor serves every parameter.
         self._step.fill_(step)
-        for decay in (True, False):
-            chosen = [k for k, i in enumerate(present) if self._decays[i] is decay]
-            if not chosen:
-                continue
+        groups = {}
+        for k, i in enumerate(present):
+            groups.setdefault((self._decays[i], self._rates[i]), []).append(k)
+        for (decay, rate), chosen in groups.items():
             torch._fused_adamw_(
                 [self._params[present[k]] for k in chosen],
                 [grads[k] for k in chosen],
@@ -140,7 +143,7 @@ class FusedAdamWUpdate:
                 [self._velocities[present[k]] for k in chosen],
                 [],
                 [self._step] * len(chosen),
-                lr=learning_rate,
+                lr=learning_rate * rate,
                 beta1=float(optimizer.beta_1),
                 beta2=float(optimizer.beta_2),
                 weight_decay=float(optimizer.weight_decay) if decay else 0.0,

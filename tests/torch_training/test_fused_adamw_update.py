@@ -11,12 +11,18 @@ pytestmark = pytest.mark.only_backend("torch", reason="torch's fused AdamW kerne
 
 
 def variables(seed=0):
+    """Four variables placed as in an encoder (their paths give `layer_decay` a depth each)."""
     rng = np.random.default_rng(seed)
+
+    def variable(scope, shape, name):
+        with keras.name_scope(scope):
+            return keras.Variable(rng.normal(size=shape).astype("float32"), name=name)
+
     return [
-        keras.Variable(rng.normal(size=(6, 4)).astype("float32"), name="kernel"),
-        keras.Variable(rng.normal(size=(4,)).astype("float32"), name="bias"),  # no weight decay
-        keras.Variable(rng.normal(size=(3, 5)).astype("float32"), name="embeddings"),
-        keras.Variable(rng.normal(size=(5,)).astype("float32"), name="gamma"),  # no weight decay
+        variable("transformer_layer_0", (6, 4), "kernel"),
+        variable("transformer_layer_1", (4,), "bias"),  # no weight decay
+        variable("embeddings", (3, 5), "embeddings"),
+        variable("head", (5,), "gamma"),  # no weight decay
     ]
 
 
@@ -36,7 +42,8 @@ def gradients(step, transposed=False):
     {"warmup_steps": 2, "total_steps": 9, "global_clipnorm": 0.5},
     {"gradient_accumulation_steps": 3, "warmup_steps": 2, "total_steps": 9},
     {"global_clipnorm": None, "weight_decay": 0.0},
-], ids=["default", "schedule_and_clipping", "accumulation", "no_clipping_no_decay"])
+    {"layer_decay": 0.5, "weight_decay": 0.1, "warmup_steps": 2, "total_steps": 9},
+], ids=["default", "schedule_and_clipping", "accumulation", "no_clipping_no_decay", "layer_decay"])
 def test_fused_update_is_bert_adamw_apply(settings):
     import torch
 
