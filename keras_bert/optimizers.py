@@ -91,7 +91,8 @@ def layer_rate_multipliers(variables, layer_decay):
     hold more general features, so they move less). Raises ValueError when no variable is in a numbered layer:
     ALBERT shares one layer across every depth, so there is nothing to decay by.
     """
-    layers = [int(match.group(1)) for v in variables if (match := _ENCODER_LAYER.search(v.path))]
+    matches = [_ENCODER_LAYER.search(v.path) for v in variables]
+    layers = [int(match.group(1)) for match in matches if match]
     if not layers:
         raise ValueError(
             "`layer_decay` lowers the rate of each encoder layer `transformer_layer_<i>`, and none of the "
@@ -99,8 +100,7 @@ def layer_rate_multipliers(variables, layer_decay):
             "`layer_decay`).")
     top = max(layers) + 2  # depth L + 1
     multipliers = []
-    for variable in variables:
-        match = _ENCODER_LAYER.search(variable.path)
+    for variable, match in zip(variables, matches):
         depth = int(match.group(1)) + 1 if match else 0 if _EMBEDDINGS.search(variable.path) else top
         multipliers.append(float(layer_decay) ** (top - depth))
     return multipliers
@@ -305,10 +305,10 @@ class BertAdamW(_StepScalarsOnce, _ClipAfterAllReduce, _DecayExclusions, keras.o
             # One foreach update per layer's rate, as torch's AdamW runs one per parameter group.
             groups = {}
             for grad, variable in zip(grads, trainable_variables):
-                rate = self._layer_rates[self._get_variable_index(variable)]
-                groups.setdefault(rate, ([], []))
-                groups[rate][0].append(grad)
-                groups[rate][1].append(variable)
+                group_grads, group_variables = groups.setdefault(
+                    self._layer_rates[self._get_variable_index(variable)], ([], []))
+                group_grads.append(grad)
+                group_variables.append(variable)
             for rate, (group_grads, group_variables) in groups.items():
                 decayed = [v.value for v in group_variables if self._use_weight_decay(v)]
                 if self.weight_decay and decayed:
