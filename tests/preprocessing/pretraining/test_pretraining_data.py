@@ -167,6 +167,37 @@ def test_nsp_pairs_layout_and_labels():
         pretraining.create_nsp_pairs([[], [[]]], 8, 1, 2, 0)
 
 
+def _google_truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
+    """BERT's `truncate_seq_pair` (create_pretraining_data.py) as the paper's code runs it, on lists: while too
+    long, one token leaves the longer list (the second on a tie), from its front or its back by a coin flip."""
+    while len(tokens_a) + len(tokens_b) > max_num_tokens:
+        longer = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
+        if rng.random() < 0.5:
+            del longer[0]
+        else:
+            longer.pop()
+
+
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
+def test_pair_trimming_keeps_the_tokens_bert_keeps():
+    """The span form of truncate_seq_pair keeps the tokens the list form keeps, ties included (a mutation that
+    trimmed the first segment on a tie passed every other test)."""
+    import random
+
+    from keras_bert.preprocessing.pretraining.sentence_pairs import _trim_pair
+
+    draws = random.Random(0)
+    for seed in range(300):
+        length_a, length_b = draws.randint(1, 40), draws.randint(1, 40)
+        if seed % 3 == 0:
+            length_b = length_a  # ties: the second segment is the longer one
+        budget = draws.randint(2, length_a + length_b)
+        tokens_a, tokens_b = list(range(length_a)), list(range(100, 100 + length_b))
+        _google_truncate_seq_pair(tokens_a, tokens_b, budget, random.Random(seed))
+        (a0, a1), (b0, b1) = _trim_pair((0, length_a), (100, 100 + length_b), budget, random.Random(seed))
+        assert (list(range(a0, a1)), list(range(b0, b1))) == (tokens_a, tokens_b), (length_a, length_b, budget)
+
+
 @pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_austen_pairs_fill_the_sequence_and_labels_are_balanced():
     tok = tokenizer()
@@ -266,6 +297,31 @@ def test_mask_tokens_is_seeded_and_bounded():
         pretraining.mask_tokens(pairs["token_ids"], [1, 2], masking_rate=0.0, **kwargs)
     with pytest.raises(ValueError, match="`max_predictions_per_seq` must be in"):
         pretraining.mask_tokens(pairs["token_ids"], [1, 2], **{**kwargs, "max_predictions_per_seq": 25})
+
+
+@pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
+@pytest.mark.parametrize("masking", ["token", "whole-word", "span"])
+def test_a_row_with_nothing_maskable_gets_no_prediction(masking):
+    """A row of special tokens only (an empty document, a padding row) has no target: the "at least one" of
+    `k` must not then choose one of its [CLS], [SEP] or [PAD]. (Token masking relies on the cap at the
+    maskable count for this: without it a [PAD] was chosen, and no other test noticed; whole words and
+    spans skip special tokens on their own.)"""
+    tok = tokenizer()
+    cls, sep, pad = tok.cls_token_id, tok.sep_token_id, tok.pad_token_id
+    words = tok.tokenize(["a quiet evening at home"]).to_list()[0]
+    row = [cls, *words, sep]
+    token_ids = np.array([row + [pad] * (12 - len(row)), [cls, sep] + [pad] * 10], np.int32)
+    word_starts = np.ones_like(token_ids)
+    masked = pretraining.mask_tokens(
+        token_ids, [3, 4], mask_token_id=tok.mask_token_id, unmaskable_token_ids=special_ids(tok),
+        random_token_ids=[5000, 5001], max_predictions_per_seq=4,
+        word_starts=None if masking == "token" else word_starts,
+        span_lengths=pretraining.span_length_probabilities("span") if masking == "span" else None,
+    )
+    weights = masked["mlm_weights"].numpy()
+    assert weights[0].sum() == 1 and weights[1].sum() == 0  # round(0.15 * 5) -> at least 1; nothing in row 1
+    np.testing.assert_array_equal(masked["token_ids"].numpy()[1], token_ids[1])
+    assert (masked["mlm_ids"].numpy()[1] == 0).all()
 
 
 def check_element(element, batch_size, length, slots):
