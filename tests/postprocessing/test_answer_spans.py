@@ -46,11 +46,14 @@ def test_one_character_span_keeps_its_best_logit_at_its_first_place():
     # the span counts once, with the best of its logits, ranked where it was first found.
     offsets = [[[-1, -1], [0, 2], [0, 2]], [[-1, -1], [0, 2], [3, 5]]]
     every = [[False, True, True], [False, True, True]]
-    start = [[0.0, 2.0, 2.0], [0.0, 5.0, 1.0]]
-    end = [[0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
+    start = [[0.0, 2.0, 2.0], [-1.0, 5.0, 1.0]]
+    end = [[0.0, 1.0, 1.0], [-0.5, 1.0, 1.0]]
     spans = _decode(start, end, [0, 0], 1, every, every, offsets, n_best_size=3)
     ranked = [(s, e, float(x)) for s, e, x in zip(spans["char_start"][0], spans["char_end"][0], spans["logit"][0])]
     assert ranked == [(0, 2, 6.0), (0, 5, 6.0), (3, 5, 2.0)]
+    # "No answer" scores the lowest [CLS] pair over the example's windows (run_squad's score_null, transformers'
+    # min_null_prediction): 0 + 0 in the first, -1 - 0.5 in the second.
+    assert spans["null_score"].tolist() == [-1.5]
 
 
 def test_choose_answers_with_and_without_no_answer():
