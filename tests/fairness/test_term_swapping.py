@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 
 from keras_bert.fairness import CounterfactualAugmentation, CounterfactualSwapper, TermPairs
+from keras_bert.fairness.counterfactual_swapper import keep_case
 
 pytestmark = pytest.mark.only_backend(
     "torch", reason="pure Python string work (the re module), the same on every backend; runs in the shortest pass"
@@ -59,6 +60,15 @@ def test_a_users_pairs_file_swaps_its_terms_and_keeps_their_case(tmp_path):
     assert swapper.swap("The Nurse and mcdonald met the  chef.").text == "The Doctor and o'brien met the cook."
     assert swapper.swap("he said so") is None  # only the file's pairs
     assert CounterfactualSwapper([("nurse", "doctor")]).swap("DOCTOR").text == "NURSE"
+
+
+def test_the_longest_term_wins_and_a_word_with_an_inner_apostrophe_stays_whole():
+    # Each line failed a hand-made mutation that no other test noticed: terms tried shortest first ("new"
+    # before "new york"), a match allowed right after "o'" or "y'", a one-letter capital taken as all capitals.
+    swapper = CounterfactualSwapper([("New York", "Los Angeles"), ("new", "old"), ("clock", "watch"), ("all", "none")])
+    assert swapper.swap("I love New York and new shoes").text == "I love Los Angeles and old shoes"
+    assert swapper.swap("at six o'clock, y'all") is None and swapper.swap("the clock").text == "the watch"
+    assert keep_case("A", "the") == "The" and keep_case("AB", "cd") == "CD"
 
 
 def test_builtin_and_a_file_join_into_one_list(tmp_path):
