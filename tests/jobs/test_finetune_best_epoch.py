@@ -16,6 +16,7 @@ import pytest
 
 from harness import tiny_backbone
 from keras_bert.jobs import checkpointing
+from keras_bert.jobs.best_epoch import default_mode
 from keras_bert.jobs.finetune import finetune
 from task_helpers import FIXTURES
 
@@ -160,6 +161,9 @@ def test_monitor_and_patience_are_checked(files, tmp_path):
     summary = run(files, tmp_path / "d", monitor="val_accuracy", epochs=2, early_stopping_patience=None)
     history = summary["history"]["val_accuracy"]
     assert summary["best_epoch"]["epoch"] == 1 + int(np.argmax(history))
+    # Each metric the task heads compile (loss, accuracy, a regressor's mae) picks by the right end (a mutation
+    # that maximised val_mae passed the job tests, which monitor only losses and accuracies).
+    assert [default_mode(m) for m in ("val_loss", "val_mae", "val_accuracy")] == ["min", "min", "max"]
 
 
 def test_the_printout_names_the_best_epoch_and_the_early_stop(straight, capsys):
