@@ -85,6 +85,9 @@ def test_the_python_jobs_refuse_an_impossible_value_before_reading_anything(tmp_
         pretrain(tmp_path / "none.txt", tmp_path / "none_vocab.txt", tmp_path / "out", weight_decay=-1.0)
     with pytest.raises(ValueError, match="`temperature` must be a positive number"):
         distill(tmp_path / "no_teacher", tmp_path / "none.tsv", tmp_path / "out", temperature=0.0)
+    # A bool is an int to Python, not a count or a rate to a job: epochs=True would train one epoch.
+    with pytest.raises(ValueError, match="`epochs` must be a positive int. Received: epochs=True"):
+        finetune("classify", "tiny", tmp_path / "none.tsv", tmp_path / "out", epochs=True)
     assert not (tmp_path / "out").exists()
 
 
