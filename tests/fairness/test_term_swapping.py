@@ -63,7 +63,7 @@ def test_a_users_pairs_file_swaps_its_terms_and_keeps_their_case(tmp_path):
 
 
 def test_the_longest_term_wins_and_a_word_with_an_inner_apostrophe_stays_whole():
-    # Each line failed a hand-made mutation that no other test noticed: terms tried shortest first ("new"
+    # Each line fails on a hand-made mutation that the other fairness tests let pass: terms tried shortest first ("new"
     # before "new york"), a match allowed right after "o'" or "y'", a one-letter capital taken as all capitals.
     swapper = CounterfactualSwapper([("New York", "Los Angeles"), ("new", "old"), ("clock", "watch"), ("all", "none")])
     assert swapper.swap("I love New York and new shoes").text == "I love Los Angeles and old shoes"

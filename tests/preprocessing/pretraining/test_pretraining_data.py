@@ -181,7 +181,7 @@ def _google_truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
 @pytest.mark.only_backend("tensorflow", reason=ONE_BACKEND_REASON)
 def test_pair_trimming_keeps_the_tokens_bert_keeps():
     """The span form of truncate_seq_pair keeps the tokens the list form keeps, ties included (a mutation that
-    trimmed the first segment on a tie passed every other test)."""
+    trimmed the first segment on a tie passed the other pretraining data tests)."""
     import random
 
     from keras_bert.preprocessing.pretraining.sentence_pairs import _trim_pair
@@ -304,7 +304,7 @@ def test_mask_tokens_is_seeded_and_bounded():
 def test_a_row_with_nothing_maskable_gets_no_prediction(masking):
     """A row of special tokens only (an empty document, a padding row) has no target: the "at least one" of
     `k` must not then choose one of its [CLS], [SEP] or [PAD]. (Token masking relies on the cap at the
-    maskable count for this: without it a [PAD] was chosen, and no other test noticed; whole words and
+    maskable count for this: without it a [PAD] was chosen, and the other pretraining data tests passed; whole words and
     spans skip special tokens on their own.)"""
     tok = tokenizer()
     cls, sep, pad = tok.cls_token_id, tok.sep_token_id, tok.pad_token_id

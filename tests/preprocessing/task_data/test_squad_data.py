@@ -5,7 +5,13 @@ import json
 import numpy as np
 import pytest
 
-from keras_bert.preprocessing.task_data.squad_data import SquadExample, decode_answers, read_squad, squad_features
+from keras_bert.preprocessing.task_data.squad_data import (
+    SquadExample,
+    answer_token_span,
+    decode_answers,
+    read_squad,
+    squad_features,
+)
 from task_helpers import FIXTURES, fixture_tokenizer, write
 
 
@@ -124,6 +130,14 @@ def test_answer_in_the_last_window_only():
     assert list(zip(starts, ends)) == [(0, 0)] * 4 + [(14, 15)]
     # The last window is shorter: 10 context tokens, then [SEP] and padding.
     assert features.x["padding_mask"][4].sum() == 6 + 10 + 1
+
+
+def test_an_answer_between_punctuation_takes_only_its_own_tokens():
+    # "(Paris)": the tokens touching the answer's first and last characters from outside are not in it (two
+    # mutations, >= for > at either end, made the label span take the brackets and passed the other tests of this file).
+    starts, ends = [0, 1, 6], [1, 6, 7]
+    assert answer_token_span(starts, ends, 1, 6) == (1, 1)
+    assert answer_token_span(starts, ends, 0, 7) == (0, 2) and answer_token_span(starts, ends, 7, 9) is None
 
 
 def test_doc_stride_must_leave_no_gaps():
