@@ -49,7 +49,7 @@ def test_labels_map_to_ids_sorted_and_numeric_labels_sort_as_numbers(tmp_path):
     path = write(tmp_path / "a.tsv", "s\tl\nx\t10\ny\t9\nz\t10\nw\t2\n")
     ids, names = encode_labels(read_classification_data(path, "s", "l"))
     assert names == ["2", "9", "10"] and ids.tolist() == [2, 1, 2, 0]
-    # JSON integer labels, and whole floats (10.0, as pandas writes an int column with gaps), are the same
+    # JSON integer labels, and whole floats (9.0, as pandas writes an int column with gaps), are the same
     # labels as the strings.
     jsonl = write(tmp_path / "b.jsonl", '{"s": "x", "l": 10}\n{"s": "y", "l": 2}\n{"s": "z", "l": 9.0}\n')
     ids, _ = encode_labels(read_classification_data(jsonl, "s", "l"), names)
