@@ -1,6 +1,8 @@
-"""Shared pieces of the task tests: the fixture folder and its tokenizer (backbones: harness.tiny_backbone)."""
+"""Shared pieces of the task tests: the fixture folder, its tokenizer, its sentiment rows and a tiny model to start
+fine-tuning from (backbones: harness.tiny_backbone)."""
 
 import functools
+import shutil
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tasks"
@@ -18,6 +20,37 @@ def write(path, text):
     """Writes `text` to `path` (a pathlib.Path) and returns its str path."""
     path.write_text(text, encoding="utf-8")
     return str(path)
+
+
+def classify_rows():
+    """(header, rows) of the fixtures' classify_train.tsv: rows are "text<TAB>label", labels negative / positive."""
+    header, *rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
+    return header, rows
+
+
+def write_rows(path, header, rows):
+    """Writes a TSV file of `header` and `rows` to `path` and returns `path`."""
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def swapped(rows):
+    """`rows` of classify_train.tsv with each label replaced by the other one."""
+    flip = {"positive": "negative", "negative": "positive"}
+    return [f"{text}\t{flip[label]}" for text, label in (row.rsplit("\t", 1) for row in rows)]
+
+
+def save_tiny_init(folder, **overrides):
+    """Saves `folder`/backbone.keras (harness.tiny_backbone at length 16, built after seed 0, with `overrides`) and
+    copies the fixtures' vocab.txt beside it, so a fine-tuning job can start from the file. Returns the .keras path."""
+    import keras
+
+    from harness import tiny_backbone
+
+    keras.utils.set_random_seed(0)
+    tiny_backbone(**{"max_sequence_length": 16, **overrides}).save(folder / "backbone.keras")
+    shutil.copy(FIXTURES / "vocab.txt", folder / "vocab.txt")
+    return folder / "backbone.keras"
 
 
 # A context longer than one 32-token window, with non-ASCII text before the answer (offsets in characters and bytes

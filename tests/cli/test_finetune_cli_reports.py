@@ -7,12 +7,10 @@ the training file, and the share of held-out rows that carry it.
 import collections
 import json
 
-import keras
 import pytest
 
-from harness import tiny_backbone
 from keras_bert.cli import main as cli
-from task_helpers import FIXTURES
+from task_helpers import classify_rows, save_tiny_init, write_rows
 
 # Run in torch's pass: the shortest, and two tiny fine-tuning runs there compile nothing (18 s on JAX).
 PLUMBING = "the report is job plumbing, the same on every backend (the heads train on every backend elsewhere)"
@@ -33,16 +31,14 @@ def majority_baseline(train, dev):
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("reports")
-    keras.utils.set_random_seed(0)
-    tiny_backbone(max_sequence_length=16, num_layers=1).save(folder / "backbone.keras")
-    (folder / "vocab.txt").write_bytes((FIXTURES / "vocab.txt").read_bytes())
-    header, *rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
-    (folder / "train.tsv").write_text("\n".join([header, *rows[:48]]) + "\n", encoding="utf-8")
-    (folder / "dev.tsv").write_text("\n".join([header, *rows[200:240]]) + "\n", encoding="utf-8")
+    save_tiny_init(folder, num_layers=1)
+    header, rows = classify_rows()
+    write_rows(folder / "train.tsv", header, rows[:48])
+    write_rows(folder / "dev.tsv", header, rows[200:240])
     # Three classes: every third positive text becomes "mixed".
     relabel = [f"{r.split(chr(9))[0]}\tmixed" if i % 3 == 0 and r.endswith("positive") else r for i, r in enumerate(rows)]
-    (folder / "train3.tsv").write_text("\n".join([header, *relabel[:48]]) + "\n", encoding="utf-8")
-    (folder / "dev3.tsv").write_text("\n".join([header, *relabel[200:240]]) + "\n", encoding="utf-8")
+    write_rows(folder / "train3.tsv", header, relabel[:48])
+    write_rows(folder / "dev3.tsv", header, relabel[200:240])
     return folder
 
 

@@ -21,7 +21,7 @@ import pytest
 from family_helpers import hf_model, transformers
 from keras_bert.cli import main as cli
 from preprocessing_helpers import AUSTEN, write_modernbert_tokenizer_folder
-from task_helpers import FIXTURES, check_served_answers
+from task_helpers import FIXTURES, check_served_answers, classify_rows, write_rows
 
 pytestmark = pytest.mark.only_backend(
     "tensorflow",
@@ -44,8 +44,8 @@ def folder(tmp_path_factory):
         bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
     )
     hf_model("ModernBertModel", config, seed=0).save_pretrained(folder)  # config.json: model_type "modernbert"
-    header, *rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
-    (folder / "train.tsv").write_text("\n".join([header, *rows[:32]]) + "\n", encoding="utf-8")
+    header, rows = classify_rows()
+    write_rows(folder / "train.tsv", header, rows[:32])
     return folder
 
 

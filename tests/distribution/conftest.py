@@ -10,24 +10,20 @@ per-worker shards with resume (test_worker_shards.py). See distribution_worker.p
 import json
 import re
 
-import keras
 import pytest
 
-from harness import tiny_backbone
 from scenario_processes import SHARD_BOOKS, free_port, result_of, run_worker
-from task_helpers import FIXTURES
+from task_helpers import classify_rows, save_tiny_init, write_rows
 
 
 @pytest.fixture(scope="session")
 def finetune_data(tmp_path_factory):
     """A tiny backbone .keras with its vocabulary, 16 training texts (one batch) and 10 held-out ones."""
     folder = tmp_path_factory.mktemp("finetune_data")
-    keras.utils.set_random_seed(0)
-    tiny_backbone(max_sequence_length=16, num_layers=1).save(folder / "backbone.keras")
-    (folder / "vocab.txt").write_bytes((FIXTURES / "vocab.txt").read_bytes())
-    header, *rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
-    (folder / "train.tsv").write_text("\n".join([header, *rows[:16]]) + "\n", encoding="utf-8")
-    (folder / "dev.tsv").write_text("\n".join([header, *rows[100:110]]) + "\n", encoding="utf-8")
+    save_tiny_init(folder, num_layers=1)
+    header, rows = classify_rows()
+    write_rows(folder / "train.tsv", header, rows[:16])
+    write_rows(folder / "dev.tsv", header, rows[100:110])
     return folder
 
 

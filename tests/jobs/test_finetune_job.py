@@ -13,7 +13,7 @@ from harness import tiny_backbone
 from keras_bert.jobs.finetune import finetune
 from keras_bert.metrics.entities import get_entities
 from keras_bert.pipelines import load_pipeline
-from task_helpers import FIXTURES, write
+from task_helpers import FIXTURES, classify_rows, write, write_rows
 
 VOCAB = str(FIXTURES / "vocab.txt")
 # The job's files, reports and error paths do not depend on the backend; every head trains and predicts
@@ -164,8 +164,8 @@ def test_cli_rejects_an_unknown_task():
 @pytest.mark.only_backend("torch", reason="loading a real Hugging Face folder is backend-independent "
                                      "(the converter tests cover all backends); one 22M-parameter run is enough")
 def test_finetune_from_a_real_hugging_face_folder(minilm_path, tmp_path):
-    rows = (FIXTURES / "classify_train.tsv").read_text().splitlines()[:25]
-    train = write(tmp_path / "train.tsv", "\n".join(rows) + "\n")
+    header, rows = classify_rows()
+    train = str(write_rows(tmp_path / "train.tsv", header, rows[:24]))
     summary = finetune("classify", str(minilm_path), train, tmp_path / "run", eval=train, sequence_length=16,
                        batch_size=8, epochs=1, verbose=0)
     job = json.loads((tmp_path / "run" / "finetune.json").read_text())

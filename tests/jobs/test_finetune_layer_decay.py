@@ -4,15 +4,12 @@ tests/test_optimizer_parity.py."""
 
 import argparse
 import json
-import shutil
 
-import keras
 import pytest
 
-from harness import tiny_backbone
 from keras_bert.jobs.checkpointing import load_checkpoint
 from keras_bert.jobs.finetune import finetune
-from task_helpers import FIXTURES
+from task_helpers import classify_rows, save_tiny_init, write_rows
 
 pytestmark = pytest.mark.only_backend("torch", reason="the option's way to the optimizer and the record is job "
                                       "plumbing, the same on every backend")
@@ -21,11 +18,9 @@ pytestmark = pytest.mark.only_backend("torch", reason="the option's way to the o
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("layer_decay")
-    header, *rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()[:33]
-    (folder / "train.tsv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
-    keras.utils.set_random_seed(0)
-    tiny_backbone(max_sequence_length=16, num_layers=2).save(folder / "backbone.keras")
-    shutil.copy(FIXTURES / "vocab.txt", folder / "vocab.txt")
+    header, rows = classify_rows()
+    write_rows(folder / "train.tsv", header, rows[:32])
+    save_tiny_init(folder, num_layers=2)
     return folder
 
 

@@ -6,17 +6,16 @@ both the best-epoch selection and the resumed run have adapters to get right.
 """
 
 import json
-import shutil
 
 import keras
 import numpy as np
 import pytest
 
-from harness import random_bert_inputs, tiny_backbone
+from harness import random_bert_inputs
 from keras_bert.jobs import checkpointing
 from keras_bert.jobs.finetune import finetune
 from keras_bert.models.lora import load_adapter, lora_info
-from task_helpers import FIXTURES
+from task_helpers import classify_rows, save_tiny_init, swapped, write_rows
 
 EXAMPLES, BATCH, RANK = 64, 16, 2  # 4 steps per epoch
 
@@ -29,14 +28,10 @@ pytestmark = pytest.mark.only_backend("torch", reason="the LoRA job's files, rec
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lora")
-    header, *rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()[: EXAMPLES + 1]
-    (folder / "train.tsv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
-    swap = {"negative": "positive", "positive": "negative"}
-    flipped = [f"{text}\t{swap[label]}" for text, label in (row.split("\t") for row in rows)]
-    (folder / "flipped.tsv").write_text("\n".join([header, *flipped]) + "\n", encoding="utf-8")
-    keras.utils.set_random_seed(0)
-    tiny_backbone(max_sequence_length=16, num_layers=1).save(folder / "backbone.keras")
-    shutil.copy(FIXTURES / "vocab.txt", folder / "vocab.txt")
+    header, rows = classify_rows()
+    write_rows(folder / "train.tsv", header, rows[:EXAMPLES])
+    write_rows(folder / "flipped.tsv", header, swapped(rows[:EXAMPLES]))
+    save_tiny_init(folder, num_layers=1)
     return folder
 
 

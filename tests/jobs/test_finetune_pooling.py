@@ -8,9 +8,8 @@ import warnings
 import keras
 import pytest
 
-from harness import tiny_backbone
 from keras_bert.jobs.finetune import finetune
-from task_helpers import FIXTURES
+from task_helpers import classify_rows, save_tiny_init, write_rows
 
 EXAMPLES = 64
 
@@ -18,11 +17,9 @@ EXAMPLES = 64
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pooling")
-    header, *rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()[: EXAMPLES + 1]
-    (folder / "train.tsv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
-    keras.utils.set_random_seed(0)
-    tiny_backbone(max_sequence_length=16, num_layers=1).save(folder / "backbone.keras")
-    shutil.copy(FIXTURES / "vocab.txt", folder / "vocab.txt")
+    header, rows = classify_rows()
+    write_rows(folder / "train.tsv", header, rows[:EXAMPLES])
+    save_tiny_init(folder, num_layers=1)
     return folder
 
 

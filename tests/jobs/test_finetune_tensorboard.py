@@ -9,9 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from harness import tiny_backbone
 from keras_bert.jobs.finetune import finetune
-from task_helpers import FIXTURES
+from task_helpers import classify_rows, save_tiny_init, write_rows
 
 tf = pytest.importorskip("tensorflow")
 
@@ -34,11 +33,10 @@ def scalars(folder):
 def test_event_files_hold_every_epochs_training_and_validation_metrics(tmp_path):
     folder = tmp_path / "init"
     folder.mkdir()
-    tiny_backbone(max_sequence_length=16, num_layers=1).save(folder / "backbone.keras")
-    (folder / "vocab.txt").write_bytes((FIXTURES / "vocab.txt").read_bytes())
-    rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
-    (tmp_path / "train.tsv").write_text("\n".join(rows[:33]) + "\n", encoding="utf-8")
-    (tmp_path / "dev.tsv").write_text("\n".join([rows[0], *rows[100:117]]) + "\n", encoding="utf-8")
+    save_tiny_init(folder, num_layers=1)
+    header, rows = classify_rows()
+    write_rows(tmp_path / "train.tsv", header, rows[:32])
+    write_rows(tmp_path / "dev.tsv", header, rows[99:116])
 
     summary = finetune(
         "classify", folder / "backbone.keras", tmp_path / "train.tsv", tmp_path / "run", eval=tmp_path / "dev.tsv",

@@ -11,32 +11,19 @@ import keras
 import numpy as np
 import pytest
 
-from harness import tiny_backbone
 from keras_bert.cli import main as cli
 from keras_bert.jobs.finetune import finetune
-from task_helpers import FIXTURES
+from task_helpers import classify_rows, save_tiny_init, swapped, write_rows
 
 PLUMBING = "which set chooses is job plumbing, the same on every backend (selection itself runs on every backend in " \
            "test_finetune_best_epoch.py)"
 
 
-def write_rows(path, header, rows):
-    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
-    return path
-
-
-def swapped(rows):
-    flip = {"positive": "negative", "negative": "positive"}
-    return [f"{text}\t{flip[label]}" for text, label in (row.rsplit("\t", 1) for row in rows)]
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("test_set")
-    keras.utils.set_random_seed(0)
-    tiny_backbone(max_sequence_length=16, num_layers=1, dropout=0.0).save(folder / "backbone.keras")
-    header, *rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
-    (folder / "vocab.txt").write_bytes((FIXTURES / "vocab.txt").read_bytes())
+    save_tiny_init(folder, num_layers=1, dropout=0.0)
+    header, rows = classify_rows()
     write_rows(folder / "train.tsv", header, rows[:64])
     write_rows(folder / "validation.tsv", header, swapped(rows[:64]))
     write_rows(folder / "test.tsv", header, rows[200:260])

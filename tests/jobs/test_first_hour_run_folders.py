@@ -16,7 +16,7 @@ from keras_bert.jobs.finetune import finetune
 from keras_bert.jobs.pretrain import pretrain
 from keras_bert.loading import find_model, load_init
 from keras_bert.run_folders import RUN_OUTPUTS, read_run_folder, unfinished_run
-from task_helpers import FIXTURES
+from task_helpers import FIXTURES, classify_rows, write_rows
 
 pytestmark = pytest.mark.only_backend("torch", reason="the run folder's files are the same on every backend")
 
@@ -42,9 +42,9 @@ class Interrupt(keras.callbacks.Callback):
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("classify")
-    rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
-    (folder / "train.tsv").write_text("\n".join(rows[:33]) + "\n", encoding="utf-8")  # 2 batches of 16
-    (folder / "test.tsv").write_text("\n".join(rows[:1] + rows[300:340]) + "\n", encoding="utf-8")
+    header, rows = classify_rows()
+    write_rows(folder / "train.tsv", header, rows[:32])  # 2 batches of 16
+    write_rows(folder / "test.tsv", header, rows[299:339])
     return folder
 
 

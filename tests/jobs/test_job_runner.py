@@ -4,7 +4,6 @@ Exact resumption after a kill is tests/robustness/test_interrupted_training.py's
 """
 
 import json
-import pathlib
 import shutil
 
 import pytest
@@ -13,8 +12,8 @@ from keras_bert.jobs.finetune import finetune
 from keras_bert.jobs.pretrain import pretrain
 from keras_bert.jobs.runner import check_same_job
 from keras_bert.preprocessing.pretraining.config import PretrainingDataConfig
+from task_helpers import FIXTURES, classify_rows, write_rows
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
 VOCAB = str(FIXTURES / "vocab.txt")
 
 # What is checked here (argument records, refusals, folder rules, task names, which logs are written) is Python
@@ -88,10 +87,8 @@ def test_pretrain_rejects_unknown_data_options(corpus, tmp_path):
 # ----------------------------------------------------------------------------- finetune
 @pytest.fixture(scope="module")
 def train_file(tmp_path_factory):
-    rows = (FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
-    path = tmp_path_factory.mktemp("finetune_data") / "train.tsv"
-    path.write_text("\n".join(rows[:33]) + "\n", encoding="utf-8")
-    return path
+    header, rows = classify_rows()
+    return write_rows(tmp_path_factory.mktemp("finetune_data") / "train.tsv", header, rows[:32])
 
 
 def run_finetune(task, train_file, out, **overrides):

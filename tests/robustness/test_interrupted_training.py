@@ -19,12 +19,12 @@ from keras_bert.jobs.checkpointing import STATE_FILE, load_checkpoint, save_chec
 from robustness_helpers import (
     AUSTEN,
     FIXTURE_VOCAB,
-    TASK_FIXTURES,
     assert_resumed_equal,
     max_weight_delta,
     run_child,
     run_cli,
 )
+from task_helpers import classify_rows, write_rows
 
 KILL_SEED = 10  # picks the steps the children die at
 
@@ -153,8 +153,8 @@ FINETUNE_EPOCHS, FINETUNE_BATCH, FINETUNE_EXAMPLES = 3, 16, 64  # 4 steps per ep
 @pytest.fixture(scope="module")
 def finetune_files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("finetune_data")
-    rows = (TASK_FIXTURES / "classify_train.tsv").read_text(encoding="utf-8").splitlines()
-    (folder / "train.tsv").write_text("\n".join(rows[: FINETUNE_EXAMPLES + 1]) + "\n", encoding="utf-8")
+    header, rows = classify_rows()
+    write_rows(folder / "train.tsv", header, rows[:FINETUNE_EXAMPLES])
     return folder
 
 
