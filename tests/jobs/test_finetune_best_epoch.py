@@ -14,9 +14,9 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert.jobs import checkpointing
 from keras_bert.jobs.best_epoch import default_mode
 from keras_bert.jobs.finetune import finetune
+from resume_helpers import Interrupted, assert_resumed_equal, interrupted_at_checkpoint_commit, max_weight_delta
 from task_helpers import classify_rows, save_tiny_init, swapped, write_rows
 
 EXAMPLES, BATCH, EPOCHS, PATIENCE = 64, 16, 8, 2  # 4 steps per epoch
@@ -48,20 +48,6 @@ def run(files, out, **overrides):
     return finetune("classify", files / "backbone.keras", files / "train.tsv", out, **{**options, **overrides})
 
 
-def weights(path_or_model):
-    model = keras.saving.load_model(path_or_model) if not isinstance(path_or_model, keras.Model) else path_or_model
-    return [keras.ops.convert_to_numpy(w).astype("float64") for w in model.weights]
-
-
-def max_delta(a, b):
-    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b, strict=True))
-
-
-def assert_resumed_equal(delta, what):
-    print(f"{keras.backend.backend()} {what}: max |Δ| resumed vs uninterrupted = {delta:.3g}")
-    assert delta == 0.0, delta
-
-
 @pytest.fixture(scope="module")
 def straight(files, tmp_path_factory):
     out = tmp_path_factory.mktemp("straight")
@@ -81,9 +67,9 @@ def test_model_keras_is_the_best_epoch_and_the_run_stops_after_the_patience(stra
     # The last epoch's weights stay in the checkpoint (resume continues from them); model.keras is epoch 1's.
     assert json.loads((out / "checkpoints" / "checkpoint.json").read_text())["step"] == 12
     last = keras.saving.load_model(out / "checkpoints" / "checkpoint.keras")
-    assert max_delta(weights(out / "model.keras"), weights(last)) > 1e-3
+    assert max_weight_delta(out / "model.keras", last) > 1e-3
     last.load_weights(out / "checkpoints" / "best.weights.h5")
-    assert max_delta(weights(out / "model.keras"), weights(last)) == 0.0
+    assert max_weight_delta(out / "model.keras", last) == 0.0
     # The validation metrics are model.keras's: the epoch-1 figures fit computed.
     metrics = json.loads((out / "metrics.json").read_text())["validation"]
     assert metrics["accuracy"] == pytest.approx(history["val_accuracy"][0], abs=1e-6)
@@ -93,28 +79,13 @@ def test_keep_last_epoch_saves_the_last_epoch(files, tmp_path):
     summary = run(files, tmp_path, select_best=False, epochs=3, early_stopping_patience=None)
     assert summary["best_epoch"]["epoch"] == 1 and summary["best_epoch"]["model_keras"] == "last epoch"
     assert summary["best_epoch"]["stopped_early"] is False and summary["best_epoch"]["epochs_run"] == 3
-    assert max_delta(weights(tmp_path / "model.keras"), weights(tmp_path / "checkpoints" / "checkpoint.keras")) == 0.0
-
-
-class Interrupted(Exception):
-    """Stands in for a kill: raised where the epoch-2 checkpoint would be committed."""
+    assert max_weight_delta(tmp_path / "model.keras", tmp_path / "checkpoints" / "checkpoint.keras") == 0.0
 
 
 def test_interrupted_before_a_checkpoint_commit_resumes_to_the_same_best_epoch(files, straight, tmp_path, monkeypatch):
     """Epoch 2's best-epoch record is written, its checkpoint is not: the resumed run repeats epoch 2."""
-    writes, original = [0], checkpointing.write_json_atomically
-
-    def write_json_atomically(data, path):
-        if path.endswith(checkpointing.STATE_FILE):
-            writes[0] += 1
-            if writes[0] == 2:
-                raise Interrupted(path)
-        original(data, path)
-
-    monkeypatch.setattr(checkpointing, "write_json_atomically", write_json_atomically)
-    with pytest.raises(Interrupted):
+    with interrupted_at_checkpoint_commit(monkeypatch, commit=2), pytest.raises(Interrupted):
         run(files, tmp_path)
-    monkeypatch.undo()
     assert json.loads((tmp_path / "checkpoints" / "checkpoint.json").read_text())["step"] == 4
     assert json.loads((tmp_path / "checkpoints" / "best.json").read_text())["last_epoch"] == 2
     assert not (tmp_path / "model.keras").exists()
@@ -124,9 +95,9 @@ def test_interrupted_before_a_checkpoint_commit_resumes_to_the_same_best_epoch(f
     assert summary["resumed_from_step"] == 4 and len(summary["history"]["loss"]) == 2  # epochs 2 and 3
     assert {**summary["best_epoch"], "value": None} == {**expected["best_epoch"], "value": None}
     assert summary["best_epoch"]["value"] == pytest.approx(expected["best_epoch"]["value"], abs=1e-5)
-    assert_resumed_equal(max_delta(weights(out / "model.keras"), weights(tmp_path / "model.keras")), "model.keras")
+    assert_resumed_equal(max_weight_delta(out / "model.keras", tmp_path / "model.keras"), "model.keras")
     assert_resumed_equal(
-        max_delta(weights(out / "checkpoints" / "checkpoint.keras"), weights(tmp_path / "checkpoints" / "checkpoint.keras")),
+        max_weight_delta(out / "checkpoints" / "checkpoint.keras", tmp_path / "checkpoints" / "checkpoint.keras"),
         "the last epoch's checkpoint",
     )
 
@@ -137,7 +108,7 @@ def test_resuming_a_run_that_stopped_early_trains_only_with_a_longer_patience(fi
     summary = run(files, tmp_path / "run", resume=True)
     assert summary["resumed_from_step"] == 12 and summary["history"] == {}
     assert summary["best_epoch"] == expected["best_epoch"]
-    assert max_delta(weights(out / "model.keras"), weights(tmp_path / "run" / "model.keras")) == 0.0
+    assert max_weight_delta(out / "model.keras", tmp_path / "run" / "model.keras") == 0.0
     # Two more epochs of patience: epochs 4 and 5 run, epoch 1 stays the best.
     summary = run(files, tmp_path / "run", resume=True, early_stopping_patience=PATIENCE + 2)
     assert summary["resumed_from_step"] == 12 and len(summary["history"]["loss"]) == 2

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from harness import random_bert_inputs
-from keras_bert.jobs import checkpointing
 from keras_bert.jobs.finetune import finetune
 from keras_bert.models.lora import load_adapter, lora_info
+from resume_helpers import Interrupted, interrupted_at_checkpoint_commit
 from task_helpers import classify_rows, save_tiny_init, swapped, write_rows
 
 EXAMPLES, BATCH, RANK = 64, 16, 2  # 4 steps per epoch
@@ -81,24 +81,9 @@ def test_lora_run_saves_the_adapter_and_the_merged_model(files, straight):
     assert metrics["accuracy"] == pytest.approx(summary["history"]["val_accuracy"][0], abs=1e-6)
 
 
-class Interrupted(Exception):
-    """Stands in for a kill: raised where the epoch-2 checkpoint would be committed."""
-
-
 def test_an_interrupted_lora_run_resumes_to_the_same_adapters(files, straight, tmp_path, monkeypatch):
-    writes, original = [0], checkpointing.write_json_atomically
-
-    def write_json_atomically(data, path):
-        if path.endswith(checkpointing.STATE_FILE):
-            writes[0] += 1
-            if writes[0] == 2:
-                raise Interrupted(path)
-        original(data, path)
-
-    monkeypatch.setattr(checkpointing, "write_json_atomically", write_json_atomically)
-    with pytest.raises(Interrupted):
+    with interrupted_at_checkpoint_commit(monkeypatch, commit=2), pytest.raises(Interrupted):
         run(files, tmp_path)
-    monkeypatch.undo()
     with pytest.raises(ValueError, match="lora_rank: checkpoint 2 vs now 3"):
         run(files, tmp_path, resume=True, lora_rank=3)
     summary = run(files, tmp_path, resume=True)

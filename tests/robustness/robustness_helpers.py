@@ -1,13 +1,11 @@
-"""Shared pieces of the robustness suite: data, the CLI runner, child processes, weight comparison."""
+"""Shared pieces of the robustness suite: data, the CLI runner, child processes (comparing a resumed run's
+weights: tests/resume_helpers.py)."""
 
 import contextlib
 import io
 import os
 import subprocess
 import sys
-
-import keras
-import numpy as np
 
 from harness import REPO_ROOT, SHARED_DATA
 
@@ -40,22 +38,3 @@ def run_child(script, *args, timeout=300):
         [sys.executable, "-c", script, *[str(a) for a in args]],
         env=env, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT,
     )
-
-
-def model_weights(path):
-    import keras_bert.models  # noqa: F401  (registers the classes)
-
-    model = keras.saving.load_model(str(path))
-    return [keras.ops.convert_to_numpy(w) for w in model.weights]
-
-
-def max_weight_delta(path_a, path_b):
-    a, b = model_weights(path_a), model_weights(path_b)
-    assert len(a) == len(b) and all(x.shape == y.shape for x, y in zip(a, b))
-    return float(max(np.max(np.abs(x.astype("float64") - y.astype("float64"))) for x, y in zip(a, b)))
-
-
-def assert_resumed_equal(delta, what):
-    """Exact on every backend (on torch since checkpoints carry torch's generator: `keras_bert.jobs.random_state`)."""
-    print(f"{keras.backend.backend()} {what}: max |Δ| resumed vs uninterrupted = {delta:.3g}")
-    assert delta == 0.0, delta

@@ -17,7 +17,8 @@ from keras_bert import BertClassifier, ElectraBackbone, ElectraPretrainer
 from keras_bert.jobs.checkpointing import STATE_FILE
 from keras_bert.loading import load_init
 from keras_bert.jobs.pretrain import pretrain
-from robustness_helpers import AUSTEN, FIXTURE_VOCAB, assert_resumed_equal, max_weight_delta, run_child, run_cli
+from resume_helpers import assert_resumed_equal, max_weight_delta
+from robustness_helpers import AUSTEN, FIXTURE_VOCAB, run_child, run_cli
 from test_interrupted_training import CHILD, KILL_SEED
 
 STEPS, EVERY = 4, 2

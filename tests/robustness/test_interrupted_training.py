@@ -16,14 +16,8 @@ import pytest
 
 from harness import tiny_backbone
 from keras_bert.jobs.checkpointing import STATE_FILE, load_checkpoint, save_checkpoint
-from robustness_helpers import (
-    AUSTEN,
-    FIXTURE_VOCAB,
-    assert_resumed_equal,
-    max_weight_delta,
-    run_child,
-    run_cli,
-)
+from resume_helpers import assert_resumed_equal, max_weight_delta
+from robustness_helpers import AUSTEN, FIXTURE_VOCAB, run_child, run_cli
 from task_helpers import classify_rows, write_rows
 
 KILL_SEED = 10  # picks the steps the children die at
