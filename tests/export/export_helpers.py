@@ -1,4 +1,5 @@
-"""Shared pieces of the export tests: a real-word vocabulary, tiny task models, a keras-less server."""
+"""Shared pieces of the export tests: a real-word vocabulary, tiny task models, SavedModels exported when first
+asked for, a keras-less server."""
 
 import json
 import os
@@ -25,6 +26,26 @@ LONG_TEXTS = [
     " ".join(["the movie has a superb cast and a clever plot"] * 4),
     "Marco Jones lives in Rome and works for Acme Corp in Lima with Hana Lee " * 3,
 ]
+
+
+class LazyExports(dict):
+    """`exports[name]` → `(task model, export options, load(folder))`: the SavedModel of `specs[name]`, a
+    `(kind, seed, options)` for tests/pipelines/long_text_reference.task_model and `export_saved_model`, exported
+    into `root` the first time a test asks for it (a module's tests share it; a test run alone exports one)."""
+
+    def __init__(self, root, tokenizer, specs, load):
+        super().__init__()
+        self.root, self.tokenizer, self.specs, self.load = root, tokenizer, specs, load
+
+    def __missing__(self, name):
+        from keras_bert.export import export_saved_model
+        from pipelines.long_text_reference import task_model
+
+        kind, seed, options = self.specs[name]
+        export_saved_model(model := task_model(kind, seed=seed), self.root / name, self.tokenizer, verbose=False,
+                           **options)
+        self[name] = (model, options, self.load(self.root / name))
+        return self[name]
 
 
 def tokenizer():

@@ -11,7 +11,8 @@ read one window or ignored its stride would fail here.
 import numpy as np
 import pytest
 
-from keras_bert.export import ExportedModel, export_saved_model, read_metadata
+from export_helpers import LazyExports
+from keras_bert.export import ExportedModel, read_metadata
 from keras_bert.pipelines import (
     MultipleChoicePipeline,
     QuestionAnswererPipeline,
@@ -29,7 +30,6 @@ from pipelines.long_text_reference import (
     softmax,
     stack,
     tagger_word_tags,
-    task_model,
 )
 from task_helpers import fixture_tokenizer
 
@@ -44,14 +44,15 @@ LENGTH = 16
 SHIFTING_TEXT = "good " * 14 + "terrible dull " * 17
 QA_LENGTH, QA_STRIDE, QA_QUERY = 32, 8, 16
 QUESTION = "where does marco live ?"
-# Export options per task: the classifier and the tagger with a stride other than the default.
+# name -> (task model, seed, export options): the classifier and the tagger with a stride other than the default.
 EXPORTS = {
-    "classifier": dict(seed=3, sequence_length=LENGTH, window_stride=4),
-    "pairs": dict(seed=3, sequence_length=LENGTH, text_pair=True),
-    "regressor": dict(seed=3, sequence_length=LENGTH),
-    "token_classifier": dict(seed=1, sequence_length=LENGTH, window_stride=5),
-    "question_answerer": dict(seed=1, sequence_length=QA_LENGTH, doc_stride=QA_STRIDE, max_query_length=QA_QUERY),
-    "multiple_choice": dict(seed=3, sequence_length=LENGTH),
+    "classifier": ("classifier", 3, dict(sequence_length=LENGTH, window_stride=4)),
+    "pairs": ("classifier", 3, dict(sequence_length=LENGTH, text_pair=True)),
+    "regressor": ("regressor", 3, dict(sequence_length=LENGTH)),
+    "token_classifier": ("token_classifier", 1, dict(sequence_length=LENGTH, window_stride=5)),
+    "question_answerer": ("question_answerer", 1,
+                          dict(sequence_length=QA_LENGTH, doc_stride=QA_STRIDE, max_query_length=QA_QUERY)),
+    "multiple_choice": ("multiple_choice", 3, dict(sequence_length=LENGTH)),
 }
 
 
@@ -60,28 +61,14 @@ def tokenizer():
     return fixture_tokenizer()
 
 
-class _Exports(dict):
-    """`exported[name]` → `(model, ExportedModel)`, exported with EXPORTS[name] when first asked for."""
-
-    def __init__(self, root, tokenizer):
-        super().__init__()
-        self.root, self.tokenizer = root, tokenizer
-
-    def __missing__(self, name):
-        options = dict(EXPORTS[name])
-        model = task_model("classifier" if name == "pairs" else name, seed=options.pop("seed"))
-        export_saved_model(model, self.root / name, self.tokenizer, verbose=False, **options)
-        self[name] = (model, ExportedModel(self.root / name))
-        return self[name]
-
-
 @pytest.fixture(scope="module")
 def exported(tokenizer, tmp_path_factory):
-    return _Exports(tmp_path_factory.mktemp("long_exports"), tokenizer)
+    """`exported[name]` → `(model, options, ExportedModel)` of EXPORTS[name]."""
+    return LazyExports(tmp_path_factory.mktemp("long_exports"), tokenizer, EXPORTS, ExportedModel)
 
 
 def test_classifier_serves_every_window_with_the_exported_stride(exported, tokenizer):
-    model, served = exported["classifier"]
+    model, _, served = exported["classifier"]
     expected, num_windows = classifier_logits(model, tokenizer, SHIFTING_TEXT, LENGTH, 4)
     first_only, _ = classifier_logits(model, tokenizer, SHIFTING_TEXT, LENGTH, 4, first_window_only=True)
     default_stride, _ = classifier_logits(model, tokenizer, SHIFTING_TEXT, LENGTH, 7)
@@ -101,7 +88,7 @@ def test_classifier_serves_every_window_with_the_exported_stride(exported, token
 
 
 def test_regressor_serves_the_mean_of_its_windows(exported, tokenizer):
-    model, served = exported["regressor"]
+    model, _, served = exported["regressor"]
     expected, _ = classifier_logits(model, tokenizer, SHIFTING_TEXT, LENGTH, 7)
     first_only, _ = classifier_logits(model, tokenizer, SHIFTING_TEXT, LENGTH, 7, first_window_only=True)
     assert abs(expected[0] - first_only[0]) > 0.05
@@ -109,7 +96,7 @@ def test_regressor_serves_the_mean_of_its_windows(exported, tokenizer):
 
 
 def test_pairs_are_served_windowed_over_the_longer_text(exported, tokenizer):
-    model, served = exported["pairs"]
+    model, _, served = exported["pairs"]
     texts, pairs = ["good film", SHIFTING_TEXT], [SHIFTING_TEXT, "good film"]
     results, stats = served.predict_with_stats(texts, pairs)
     pipeline = TextClassifierPipeline(model, tokenizer, sequence_length=LENGTH)
@@ -123,7 +110,7 @@ def test_pairs_are_served_windowed_over_the_longer_text(exported, tokenizer):
 
 
 def test_token_classifier_serves_the_pipeline_entities_over_all_windows(exported, tokenizer):
-    model, served = exported["token_classifier"]
+    model, _, served = exported["token_classifier"]
     text = LONG_NER_TEXT + " ben met jo ."  # 49 wordpieces
     tags, _, num_windows, probabilities = tagger_word_tags(model, tokenizer, text, LENGTH, 5)
     side_by_side, *_ = tagger_word_tags(model, tokenizer, text, LENGTH, LENGTH - 2)
@@ -143,7 +130,7 @@ def test_token_classifier_serves_the_pipeline_entities_over_all_windows(exported
 
 
 def test_question_answerer_serves_the_answer_of_a_later_window(exported, tokenizer):
-    model, served = exported["question_answerer"]
+    model, _, served = exported["question_answerer"]
     start, end, probability, num_windows, window = qa_answer(
         model, tokenizer, QUESTION, LONG_CONTEXT, QA_LENGTH, QA_STRIDE, QA_QUERY)
     assert len(ids_of(tokenizer, LONG_CONTEXT)) >= 3 * QA_LENGTH and window >= 3
@@ -162,7 +149,7 @@ def test_question_answerer_serves_the_answer_of_a_later_window(exported, tokeniz
 
 
 def test_multiple_choice_serves_each_choice_windowed(exported, tokenizer):
-    model, served = exported["multiple_choice"]
+    model, _, served = exported["multiple_choice"]
     choices = ["good film", "terrible dull plot"]
     a = ids_of(tokenizer, SHIFTING_TEXT)
     means, firsts = [], []

@@ -21,8 +21,7 @@ reader, fails here.
 import numpy as np
 import pytest
 
-from export_helpers import LONG_TEXTS
-from keras_bert.export import export_saved_model
+from export_helpers import LONG_TEXTS, LazyExports
 from keras_bert.pipelines import (
     MultipleChoicePipeline,
     QuestionAnswererPipeline,
@@ -37,7 +36,6 @@ from pipelines.long_text_reference import (
     hand_windows,
     ids_of,
     qa_answer,
-    task_model,
 )
 from task_helpers import fixture_tokenizer
 
@@ -81,29 +79,18 @@ def tokenizer():
     return fixture_tokenizer()
 
 
-class _Exports(dict):
-    """`exported[name]` → `(model, options, serve_text)`, exported with EXPORTS[name] when first asked for."""
+def _serve_text(folder):
+    """The SavedModel's `serve_text` as a function of NumPy texts to NumPy outputs."""
+    import tensorflow as tf  # the module runs on TensorFlow only (see pytestmark)
 
-    def __init__(self, root, tokenizer):
-        super().__init__()
-        self.root, self.tokenizer = root, tokenizer
-
-    def __missing__(self, name):
-        import tensorflow as tf  # the module runs on TensorFlow only (see pytestmark)
-
-        kind, seed, options = EXPORTS[name]
-        model = task_model(kind, seed=seed)
-        export_saved_model(model, self.root / name, self.tokenizer, verbose=False, **options)
-        signature = tf.saved_model.load(str(self.root / name)).signatures["serve_text"]
-        self[name] = (model, options, lambda **texts: {
-            k: v.numpy() for k, v in signature(**{n: tf.constant(t) for n, t in texts.items()}).items()
-        })
-        return self[name]
+    signature = tf.saved_model.load(str(folder)).signatures["serve_text"]
+    return lambda **texts: {k: v.numpy() for k, v in signature(**{n: tf.constant(t) for n, t in texts.items()}).items()}
 
 
 @pytest.fixture(scope="module")
 def exported(tokenizer, tmp_path_factory):
-    return _Exports(tmp_path_factory.mktemp("pipelines_vs_saved_models"), tokenizer)
+    """`exported[name]` → `(model, options, serve_text)` of EXPORTS[name]."""
+    return LazyExports(tmp_path_factory.mktemp("pipelines_vs_saved_models"), tokenizer, EXPORTS, _serve_text)
 
 
 def _stats(served):
