@@ -19,6 +19,7 @@ from preprocessing_helpers import (
     check_eager_graphs_are_shared,
     family_folder,
     family_tokenizers,
+    hf_ids,
     real_lines_per_file,
 )
 
@@ -28,16 +29,12 @@ pytestmark = pytest.mark.only_backend(
 )
 
 
-def _hf_ids(reference, texts):
-    return reference(list(texts), add_special_tokens=False)["input_ids"]
-
-
 def test_real_lines_and_hard_cases_equal_transformers():
     ours, reference = family_tokenizers("roberta")
     texts = list(real_lines_per_file()) + FAMILY_HARD_CASES
     assert len(texts) > 800
     mine = ours.tokenize(texts).to_list()
-    theirs = _hf_ids(reference, texts)
+    theirs = hf_ids(reference, texts)
     assert [t for t, a, b in zip(texts, mine, theirs) if a != b] == []
     assert sum(map(len, mine)) > 10000  # real text went through, not empty rows
 
@@ -153,6 +150,6 @@ def test_byte_map_is_gpt2s_for_all_256_bytes_and_text_of_every_utf8_byte_round_t
     used = {b for text in texts for b in text.encode("utf-8")}
     assert set(range(0x21, 0x7F)) | set(range(0x80, 0xC0)) | set(range(0xC2, 0xE0)) <= used
     ids = ours.tokenize(texts).to_list()
-    assert ids == _hf_ids(reference, texts)
+    assert ids == hf_ids(reference, texts)
     decoded = ours.detokenize(tf.ragged.constant(ids), skip_special_tokens=False).numpy()
     assert [t.decode() for t in decoded] == texts

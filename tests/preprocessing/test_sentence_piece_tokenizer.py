@@ -20,6 +20,7 @@ from preprocessing_helpers import (
     check_eager_graphs_are_shared,
     family_folder,
     family_tokenizers,
+    hf_ids,
     real_lines_per_file,
 )
 
@@ -29,16 +30,12 @@ pytestmark = pytest.mark.only_backend(
 )
 
 
-def _hf_ids(reference, texts):
-    return reference(list(texts), add_special_tokens=False)["input_ids"]
-
-
 def test_real_lines_and_hard_cases_equal_transformers():
     ours, reference = family_tokenizers("albert")
     texts = list(real_lines_per_file()) + FAMILY_HARD_CASES
     assert len(texts) > 800
     mine = ours.tokenize(texts).to_list()
-    theirs = _hf_ids(reference, texts)
+    theirs = hf_ids(reference, texts)
     # The Viterbi of SentencePiece and of the Rust Unigram break ties between
     # equal-score segmentations differently ("---" as "-" "--" or "--" "-"):
     # the only kind of difference on the full data (2 of 77,084 lines).
@@ -81,7 +78,7 @@ def test_digit_comma_pieces_follow_transformers(tmp_path, with_tokenizer_json):
     assert ours.split_number_commas == with_tokenizer_json
     texts = ["5, 1,000,000 and 15,000, 5,5", "x 1,000, y"]
     ids = ours.tokenize(texts).to_list()
-    assert ids == _hf_ids(reference, texts)
+    assert ids == hf_ids(reference, texts)
     # The penalty changes the answer here: "▁1,000," is one piece without it.
     assert (vocabulary["▁1,000,"] in ids[1]) != with_tokenizer_json
 
@@ -153,7 +150,7 @@ def test_tokenizer_config_sets_casing(tmp_path):
 
     reference = AlbertTokenizer.from_pretrained(str(tmp_path))
     texts = ["Café NAÏVE Emma", "Ångström"]
-    assert cased.tokenize(texts).to_list() == _hf_ids(reference, texts)
+    assert cased.tokenize(texts).to_list() == hf_ids(reference, texts)
 
 
 def test_compatibility_characters_decompose_as_in_transformers():
@@ -163,5 +160,5 @@ def test_compatibility_characters_decompose_as_in_transformers():
     ours, reference = family_tokenizers("albert")
     texts = ["ǅungla", "ǆungla and ǲ", "ﬁne ﬂour", "ＡＢＣ ａｂｃ", "Ⅻ ½ ²", "ﬀ ﬃ ﬆ"]
     mine = ours.tokenize(texts).to_list()
-    assert mine == _hf_ids(reference, texts)
+    assert mine == hf_ids(reference, texts)
     assert ours.unk_token_id not in mine[0]  # the example is not [UNK] on both sides
