@@ -165,7 +165,7 @@ def test_cli_rejects_an_unknown_task():
                                      "(the converter tests cover all backends); one 22M-parameter run is enough")
 def test_finetune_from_a_real_hugging_face_folder(minilm_path, tmp_path):
     header, rows = classify_rows()
-    train = str(write_rows(tmp_path / "train.tsv", header, rows[:24]))
+    train = write_rows(tmp_path / "train.tsv", header, rows[:24])
     summary = finetune("classify", str(minilm_path), train, tmp_path / "run", eval=train, sequence_length=16,
                        batch_size=8, epochs=1, verbose=0)
     job = json.loads((tmp_path / "run" / "finetune.json").read_text())
