@@ -87,7 +87,7 @@ def normalized_alignment(pieces, form):
     aligned = tf.where(extra <= 0, tf.where(place == 0, place, place - extra), tf.maximum(place - extra, 0))
     aligned += tf.gather(first_chars, segment)
     per_piece = tf.reduce_sum(segments.with_flat_values(normalized.row_lengths()), axis=1)
-    return whole, tf.RaggedTensor.from_row_lengths(aligned, per_piece)
+    return whole, tf.RaggedTensor.from_row_lengths(aligned, per_piece, validate=False)
 
 
 def _normalized_segments(chars, starts_segment, form):
@@ -95,11 +95,11 @@ def _normalized_segments(chars, starts_segment, form):
     original segments (segments, characters))`."""
     segment_of_char = tf.cumsum(tf.cast(starts_segment, tf.int64)) - 1
     original = tf.RaggedTensor.from_value_rowids(
-        chars.flat_values, segment_of_char, nrows=tf.reduce_sum(tf.cast(starts_segment, tf.int64))
+        chars.flat_values, segment_of_char, nrows=tf.reduce_sum(tf.cast(starts_segment, tf.int64)), validate=False
     )
     per_piece = tf.math.unsorted_segment_sum(tf.cast(starts_segment, tf.int64), chars.value_rowids(), chars.nrows())
     normalized = tf_text.normalize_utf8(tf.strings.reduce_join(original, axis=1), form)
-    return tf.RaggedTensor.from_row_lengths(normalized, per_piece), original
+    return tf.RaggedTensor.from_row_lengths(normalized, per_piece, validate=False), original
 
 
 def trim_spaces(starts, ends, leading, trailing, is_first, add_prefix_space):

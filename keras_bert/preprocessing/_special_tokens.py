@@ -109,8 +109,10 @@ class SpecialTokenSplitter:
         pieces, special_ids = self.split(text, enabled)
         is_special = special_ids >= 0
         ids = tokenize_text(tf.where(is_special, "", pieces.flat_values))
+        # validate=False here and wherever this package builds row partitions itself: they are valid by
+        # construction, and TensorFlow's checks add assert ops (and seconds of tracing) to every tokenizer graph.
         special = tf.RaggedTensor.from_row_lengths(
-            tf.boolean_mask(special_ids, is_special), tf.cast(is_special, ids.row_splits.dtype)
+            tf.boolean_mask(special_ids, is_special), tf.cast(is_special, ids.row_splits.dtype), validate=False
         )
         # [batch, pieces, ids] → [batch, ids]
         return pieces.with_flat_values(tf.concat([ids, special], axis=1)).merge_dims(1, 2)
@@ -133,8 +135,9 @@ class SpecialTokenSplitter:
         words = text_words(tf.where(is_special, "", pieces.flat_values))
         ones = tf.ones_like(tf.boolean_mask(special_ids, is_special), dtype=words.row_splits.dtype)
         special = tf.RaggedTensor.from_row_lengths(
-            tf.RaggedTensor.from_row_lengths(tf.boolean_mask(special_ids, is_special), ones),
+            tf.RaggedTensor.from_row_lengths(tf.boolean_mask(special_ids, is_special), ones, validate=False),
             tf.cast(is_special, words.row_splits.dtype),
+            validate=False,
         )
         # [batch, pieces, words, ids] → [batch, words, ids]
         return pieces.with_flat_values(tf.concat([words, special], axis=1)).merge_dims(1, 2)
@@ -177,7 +180,7 @@ class SpecialTokenSplitter:
              tf.cast(trailing, tf.int64)], axis=1,
         )  # fmt: skip
         special = tf.RaggedTensor.from_row_lengths(
-            tf.boolean_mask(special, is_special), tf.cast(is_special, found.row_splits.dtype)
+            tf.boolean_mask(special, is_special), tf.cast(is_special, found.row_splits.dtype), validate=False
         )
         found = found.with_flat_values(shifted)
         # [batch, pieces, tokens, 5] → [batch, tokens, 5]

@@ -436,7 +436,9 @@ class BytePairTokenizer(Tokenizer):
             tf.cast(starts_word, tf.int64), words.value_rowids(), words.nrows()
         )
         return tf.RaggedTensor.from_row_lengths(
-            tf.RaggedTensor.from_row_lengths(per_word.flat_values, ids_per_word), words_per_text
+            tf.RaggedTensor.from_row_lengths(per_word.flat_values, ids_per_word, validate=False),
+            words_per_text,
+            validate=False,
         )
 
     def _normalized_words(self, pieces):
@@ -477,7 +479,7 @@ class BytePairTokenizer(Tokenizer):
         base = tf.gather(table.row_starts(), found.value_rowids())
 
         def as_ragged(values):
-            return tf.RaggedTensor.from_row_splits(tf.cast(values, tf.int32), found.row_splits)
+            return tf.RaggedTensor.from_row_splits(tf.cast(values, tf.int32), found.row_splits, validate=False)
 
         return (
             as_ragged(ids),

@@ -279,6 +279,8 @@ class BertInputPacker:
             position = tf.range(tf.size(rows, out_type=rows.dtype)) - tf.gather(segment.row_starts(), rows)
             kept = position < tf.cast(tf.gather(n, rows), rows.dtype)
             trimmed.append(
-                tf.RaggedTensor.from_row_lengths(tf.boolean_mask(segment.values, kept), tf.cast(n, rows.dtype))
+                tf.RaggedTensor.from_row_lengths(
+                    tf.boolean_mask(segment.values, kept), tf.cast(n, rows.dtype), validate=False
+                )
             )
         return trimmed
