@@ -119,6 +119,9 @@ class SelfAttention(keras.layers.Layer):
             check_wavelength("rotary_max_wavelength", rotary_max_wavelength)
         # Not configuration: set while a model is traced for a graph converter (`graph_export_form(model)`).
         self.graph_export_form = False
+        # Not configuration: the longest input the model can take, or None; set by a backbone whose learned
+        # position table bounds it (`EncoderBackbone`). Lets a graph with a free length skip the query chunks.
+        self.max_length = None
 
     def build(self, input_shape):
         # input_shape: (batch, seq, hidden)
@@ -221,7 +224,10 @@ class SelfAttention(keras.layers.Layer):
         explicit = return_attention_scores or (dropping and not attention_dropout_fuses(self.graph_export_form))
         if not explicit:
             rate = self.dropout if dropping else 0.0
-            context = attention(query, key, value, mask=key_mask, dropout_rate=rate, export_form=self.graph_export_form)
+            context = attention(
+                query, key, value, mask=key_mask, dropout_rate=rate, export_form=self.graph_export_form,
+                max_length=self.max_length,
+            )
             return context, None
 
         scale = 1.0 / math.sqrt(self.head_dim)

@@ -119,6 +119,11 @@ class EncoderBackbone(CompiledInferenceSteps, keras.Model):
         for name, layer in layers.items():
             if name != "blocks":
                 setattr(self, name, layer)
+        # A learned position table bounds the input length (no longer input gets through the embeddings):
+        # attention is told, so a TensorFlow graph with a free length never traces its query-chunk loop.
+        longest = layers["embeddings"].max_sequence_length
+        for block in dict.fromkeys(layers["blocks"]):  # ALBERT's one shared block once
+            block.attention.max_length = longest
 
         # === Config ===
         for name, value in config.items():

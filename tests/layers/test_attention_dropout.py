@@ -75,9 +75,9 @@ def test_explicit_attention_dropout_is_unbiased_and_keeps_padded_keys_out(monkey
 def test_torch_training_with_attention_dropout_takes_the_fused_kernel(monkeypatch):
     calls = []
 
-    def spy(query, key, value, mask=None, dropout_rate=0.0, export_form=False):
+    def spy(query, key, value, mask=None, dropout_rate=0.0, **options):
         calls.append(dropout_rate)
-        return attention(query, key, value, mask=mask, dropout_rate=dropout_rate, export_form=export_form)
+        return attention(query, key, value, mask=mask, dropout_rate=dropout_rate, **options)
 
     monkeypatch.setattr(self_attention_module, "attention", spy)
     layer = SelfAttention(num_heads=HEADS, dropout=0.25)

@@ -103,3 +103,39 @@ def test_a_length_only_known_when_the_graph_runs_is_chunked_there(monkeypatch):
     # The chunk loop is in the graph (inside the branch the length chooses when it runs).
     library = forward.get_concrete_function().graph.as_graph_def().library.function
     assert any(node.op in ("While", "StatelessWhile") for function in library for node in function.node_def)
+
+
+@pytest.mark.only_backend("tensorflow", reason="a length left free in a traced graph is TensorFlow's; JAX traces each length")
+def test_a_learned_position_table_keeps_free_length_graphs_out_of_the_chunk_loop(tmp_path):
+    """No input longer than a learned position table gets through the embeddings, so a backbone with one (BERT and
+    its family: 512 rows, within one chunk) tells its attention layers, and a graph with a free length carries no
+    chunk loop, before and after a `.keras` round trip; ModernBERT (rotary positions up to 8,192) keeps it."""
+    import tensorflow as tf
+
+    from harness import tiny_backbone
+    from keras_bert import AlbertBackbone, ModernBertBackbone
+
+    def has_chunk_loop(backbone):
+        free = {name: tf.TensorSpec((None, None), tf.int32) for name in backbone.input_names}
+        forward = tf.function(lambda inputs: backbone(inputs)["sequence_output"], input_signature=[free])
+        library = forward.get_concrete_function().graph.as_graph_def().library.function
+        return any(node.op in ("While", "StatelessWhile") for function in library for node in function.node_def)
+
+    bert = tiny_backbone()
+    albert = AlbertBackbone(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                            embedding_dim=8, max_sequence_length=32)
+    modern = ModernBertBackbone(vocabulary_size=50, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=24,
+                                padding_id=0, max_sequence_length=64)
+    assert [block.attention.max_length for block in bert.transformer_layers] == [32, 32]
+    assert albert.transformer_layer.attention.max_length == 32
+    bert.save(tmp_path / "bert.keras")
+    reloaded = keras.saving.load_model(tmp_path / "bert.keras")
+    assert [has_chunk_loop(m) for m in (bert, albert, reloaded, modern)] == [False, False, False, True]
+    # The free-length graph gives the eager outputs at a length it never saw when traced.
+    rng = np.random.default_rng(0)
+    inputs = {"token_ids": rng.integers(1, 50, (2, 7)).astype("int32"), "segment_ids": np.zeros((2, 7), "int32"),
+              "padding_mask": np.ones((2, 7), "int32")}
+    free = {name: tf.TensorSpec((None, None), tf.int32) for name in bert.input_names}
+    traced = tf.function(lambda x: bert(x)["sequence_output"], input_signature=[free])
+    np.testing.assert_allclose(traced(inputs).numpy(), keras.ops.convert_to_numpy(bert(inputs)["sequence_output"]),
+                               atol=1e-6)
