@@ -109,8 +109,8 @@ class SpecialTokenSplitter:
         pieces, special_ids = self.split(text, enabled)
         is_special = special_ids >= 0
         ids = tokenize_text(tf.where(is_special, "", pieces.flat_values))
-        # validate=False here and wherever this package builds row partitions itself: they are valid by
-        # construction, and TensorFlow's checks add assert ops (and seconds of tracing) to every tokenizer graph.
+        # validate=False here and in the tokenizers' and the packer's other row partitions built from lengths they
+        # counted: valid by construction, and TensorFlow's checks add assert ops (and trace time) to every graph.
         special = tf.RaggedTensor.from_row_lengths(
             tf.boolean_mask(special_ids, is_special), tf.cast(is_special, ids.row_splits.dtype), validate=False
         )

@@ -20,6 +20,9 @@ pytestmark = pytest.mark.not_backend(
     "torch", reason="torch's scaled_dot_product_attention is called whole: it never writes the scores out on a CPU"
 )
 HIDDEN, HEADS, LENGTH = 16, 2, 10
+FREE_LENGTH_IS_TENSORFLOWS = pytest.mark.only_backend(
+    "tensorflow", reason="a length left free in a traced graph is TensorFlow's; JAX traces each length"
+)
 
 
 def _layer_and_inputs():
@@ -84,7 +87,7 @@ def test_no_full_score_matrix_is_computed(monkeypatch):
     assert (1, HEADS, LENGTH, LENGTH) in shapes(lambda q, k, v, m: _fused.attention(q, k, v, mask=m))
 
 
-@pytest.mark.only_backend("tensorflow", reason="a length left free in a traced graph is TensorFlow's; JAX traces each length")
+@FREE_LENGTH_IS_TENSORFLOWS
 def test_a_length_only_known_when_the_graph_runs_is_chunked_there(monkeypatch):
     import tensorflow as tf
 
@@ -105,7 +108,7 @@ def test_a_length_only_known_when_the_graph_runs_is_chunked_there(monkeypatch):
     assert any(node.op in ("While", "StatelessWhile") for function in library for node in function.node_def)
 
 
-@pytest.mark.only_backend("tensorflow", reason="a length left free in a traced graph is TensorFlow's; JAX traces each length")
+@FREE_LENGTH_IS_TENSORFLOWS
 def test_a_learned_position_table_keeps_free_length_graphs_out_of_the_chunk_loop(tmp_path):
     """No input longer than a learned position table gets through the embeddings, so a backbone with one (BERT and
     its family: 512 rows, within one chunk) tells its attention layers, and a graph with a free length carries no
