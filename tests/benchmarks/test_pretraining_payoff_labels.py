@@ -156,3 +156,17 @@ def test_a_resumed_pretraining_takes_the_steps_of_the_uninterrupted_one(tmp_path
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     for a, b in zip(snapshots[3], resumed_snapshots[3], strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.only_backend("jax", reason="argument handling, the same on every backend; the study runs on JAX")
+def test_the_shape_options_change_the_named_size_and_reach_the_encoder(tmp_path):
+    from benchmarks.studies.pretraining_payoff_labels import study
+
+    default = study.encoder_options(study.parse(["--out", str(tmp_path), "--size", "tiny"]))
+    assert {k: default[k] for k in ("num_layers", "hidden_dim", "intermediate_dim")} == {
+        "num_layers": 2, "hidden_dim": 128, "intermediate_dim": 512}
+    deeper = study.parse(["--out", str(tmp_path), "--size", "tiny", "--num-layers", "4", "--intermediate-dim", "256"])
+    options = study.encoder_options(deeper)
+    assert (options["num_layers"], options["hidden_dim"], options["intermediate_dim"]) == (4, 128, 256)
+    backbone = study.our_backbone({"vocabulary_size": 60, "sequence_length": 16}, deeper, dropout=0.0)
+    assert len(backbone.transformer_layers) == 4 and backbone.intermediate_dim == 256

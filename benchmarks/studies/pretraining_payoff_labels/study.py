@@ -93,6 +93,7 @@ def parse(argv):
     parser.add_argument("--dtype", default=None, help="Keras dtype policy (default: mixed_bfloat16 on a GPU)")
     group = parser.add_argument_group("pretraining (the small-compute recipe)")
     group.add_argument("--size", default="medium", choices=sorted(SIZES))
+    group.add_argument("--num-layers", type=int, default=None, help="encoder blocks (default: the size's)")
     group.add_argument("--intermediate-dim", type=int, default=None, help="feed-forward width (default: the size's)")
     group.add_argument("--post-ln", action="store_true", help="BERT's post-LN blocks instead of pre-LN")
     group.add_argument("--gated-feed-forward", action="store_true", help="a gated GELU feed-forward (GeGLU)")
@@ -159,10 +160,12 @@ def load(prepared):
 
 
 def encoder_options(args):
-    """BertBackbone's recipe options of this run (pre-LN unless --post-ln; --gated-feed-forward; --no-biases)."""
+    """BertBackbone's recipe options of this run: the size's shape (--num-layers and --intermediate-dim change it),
+    pre-LN unless --post-ln, --gated-feed-forward, --no-biases."""
     sizes = dict(SIZES[args.size])
-    if args.intermediate_dim:
-        sizes["intermediate_dim"] = args.intermediate_dim
+    for name in ("num_layers", "intermediate_dim"):
+        if getattr(args, name):
+            sizes[name] = getattr(args, name)
     return {**sizes, "normalize_first": not args.post_ln, "gated_feed_forward": args.gated_feed_forward,
             "attention_bias": not args.no_biases, "feed_forward_bias": not args.no_biases,
             "layer_norm_bias": not args.no_biases}
