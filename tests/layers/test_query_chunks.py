@@ -39,6 +39,12 @@ def _layer_and_inputs():
     return layer, x, padding_mask, attention_mask
 
 
+def _traces_a_loop(forward):
+    """Whether a `tf.function`'s graph (its branches and loops included) holds a While op."""
+    library = forward.get_concrete_function().graph.as_graph_def().library.function
+    return any(node.op in ("While", "StatelessWhile") for function in library for node in function.node_def)
+
+
 def _outputs(layer, x, padding_mask, attention_mask):
     return [keras.ops.convert_to_numpy(layer(x, padding_mask=padding_mask)),
             keras.ops.convert_to_numpy(layer(x, attention_mask=attention_mask))]
@@ -104,8 +110,7 @@ def test_a_length_only_known_when_the_graph_runs_is_chunked_there(monkeypatch):
     np.testing.assert_allclose(forward(x[:, :3], padding_mask[:, :3], attention_mask[:, :3, :3])[0].numpy(), short,
                                atol=1e-6)
     # The chunk loop is in the graph (inside the branch the length chooses when it runs).
-    library = forward.get_concrete_function().graph.as_graph_def().library.function
-    assert any(node.op in ("While", "StatelessWhile") for function in library for node in function.node_def)
+    assert _traces_a_loop(forward)
 
 
 @FREE_LENGTH_IS_TENSORFLOWS
@@ -118,11 +123,9 @@ def test_a_learned_position_table_keeps_free_length_graphs_out_of_the_chunk_loop
     from harness import tiny_backbone
     from keras_bert import AlbertBackbone, ModernBertBackbone
 
-    def has_chunk_loop(backbone):
+    def free_length_forward(backbone):
         free = {name: tf.TensorSpec((None, None), tf.int32) for name in backbone.input_names}
-        forward = tf.function(lambda inputs: backbone(inputs)["sequence_output"], input_signature=[free])
-        library = forward.get_concrete_function().graph.as_graph_def().library.function
-        return any(node.op in ("While", "StatelessWhile") for function in library for node in function.node_def)
+        return tf.function(lambda inputs: backbone(inputs)["sequence_output"], input_signature=[free])
 
     bert = tiny_backbone()
     albert = AlbertBackbone(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
@@ -133,12 +136,11 @@ def test_a_learned_position_table_keeps_free_length_graphs_out_of_the_chunk_loop
     assert albert.transformer_layer.attention.max_length == 32
     bert.save(tmp_path / "bert.keras")
     reloaded = keras.saving.load_model(tmp_path / "bert.keras")
-    assert [has_chunk_loop(m) for m in (bert, albert, reloaded, modern)] == [False, False, False, True]
+    assert [_traces_a_loop(free_length_forward(m)) for m in (bert, albert, reloaded, modern)] == [
+        False, False, False, True]
     # The free-length graph gives the eager outputs at a length it never saw when traced.
     rng = np.random.default_rng(0)
     inputs = {"token_ids": rng.integers(1, 50, (2, 7)).astype("int32"), "segment_ids": np.zeros((2, 7), "int32"),
               "padding_mask": np.ones((2, 7), "int32")}
-    free = {name: tf.TensorSpec((None, None), tf.int32) for name in bert.input_names}
-    traced = tf.function(lambda x: bert(x)["sequence_output"], input_signature=[free])
-    np.testing.assert_allclose(traced(inputs).numpy(), keras.ops.convert_to_numpy(bert(inputs)["sequence_output"]),
+    np.testing.assert_allclose(free_length_forward(bert)(inputs).numpy(), keras.ops.convert_to_numpy(bert(inputs)["sequence_output"]),
                                atol=1e-6)
