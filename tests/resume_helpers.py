@@ -2,7 +2,8 @@
 
 - `InterruptAfter` and `batches`: tests/jobs/test_torch_resume_dropout.py (eager) and
   tests/torch_training/test_compiled_resume.py (the compiled step) run the same tiny JobRunner job twice, once
-  through and once stopped after step INTERRUPT_AFTER and resumed.
+  through and once stopped after step INTERRUPT_AFTER and resumed; tests/distribution/shard_runs.py stops its
+  multi-worker pretraining runs with `InterruptAfter` too.
 - `interrupted_at_checkpoint_commit`: a fine-tuning job stopped where a checkpoint's state file would be written
   (tests/jobs/test_finetune_best_epoch.py, tests/jobs/test_finetune_lora.py).
 - `model_weights`, `max_weight_delta`, `assert_resumed_equal`: a resumed run's weights against the

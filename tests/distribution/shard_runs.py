@@ -19,13 +19,17 @@ Runs write under $OUT/shards.
 
 import contextlib
 import os
+import sys
 
-import keras
 import tensorflow as tf
 
 from keras_bert.distribution import is_chief
 from keras_bert.jobs.pretrain import pretrain
 from keras_bert.models import BertPretrainer
+
+# The stop the resume tests share; tests/ is not on this child's path by itself (only its own folder is).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from resume_helpers import InterruptAfter, Interrupted  # noqa: E402
 
 CORPUS = os.environ.get("SHARD_CORPUS", "")
 OUT = os.path.join(os.environ.get("OUT", ""), "shards")
@@ -61,23 +65,6 @@ def recording_steps():
         BertPretrainer.train_step = train_step
 
 
-class Stopped(Exception):
-    pass
-
-
-class StopAfter(keras.callbacks.Callback):
-    """Stops the run at the end of step `step`, before that epoch's checkpoint (as a kill there would)."""
-
-    def __init__(self, step):
-        super().__init__()
-        self.step, self.seen = step, 0
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.seen += 1
-        if self.seen == self.step:
-            raise Stopped()
-
-
 def run(strategy, out, **options):
     """`pretrain()` into $OUT/shards/out: (the steps' recorded inputs, its summary, None when stopped)."""
     SEEN.clear()
@@ -86,7 +73,7 @@ def run(strategy, out, **options):
         try:
             summary = pretrain(corpus=[os.path.join(CORPUS, "texts")], vocabulary=os.path.join(CORPUS, "vocab.txt"),
                                output_dir=os.path.join(OUT, out), strategy=strategy, **{**JOB, **options})
-        except Stopped:
+        except Interrupted:
             pass
     return list(SEEN), summary
 
@@ -100,7 +87,7 @@ def losses(out):
 
 
 def stopped_and_resumed(strategy, out, **options):
-    stopped, _ = run(strategy, out, callbacks=[StopAfter(STOP_AFTER)], **options)
+    stopped, _ = run(strategy, out, callbacks=[InterruptAfter(STOP_AFTER)], **options)
     resumed, summary = run(strategy, out, resume=True, **options)
     record = {"stopped": stopped, "resumed": resumed, "resumed_from_step": summary["resumed_from_step"]}
     if is_chief():
