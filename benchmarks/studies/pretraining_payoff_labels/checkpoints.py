@@ -128,9 +128,12 @@ def resume_results(args, results):
                  "for a new one")
     with open(path, encoding="utf-8") as f:
         earlier = json.load(f)
-    if earlier["settings"].get("seed") != args.seed or earlier["settings"].get("size") != args.size:
-        sys.exit(f"error: {args.out} holds a study of seed {earlier['settings'].get('seed')}, size "
-                 f"{earlier['settings'].get('size')}; --resume needs the same settings")
+    # Studies written before --objective existed pretrained with MLM.
+    held = {"seed": earlier["settings"].get("seed"), "size": earlier["settings"].get("size"),
+            "objective": earlier["settings"].get("objective", "mlm")}
+    if held != {name: getattr(args, name) for name in held}:
+        sys.exit(f"error: {args.out} holds a study of " + ", ".join(f"{k} {v}" for k, v in held.items())
+                 + "; --resume needs the same settings")
     resumed = {**results, "runs": earlier.get("runs", [])}
     if "pretraining" in earlier:
         resumed["pretraining"] = earlier["pretraining"]

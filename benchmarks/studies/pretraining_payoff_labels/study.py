@@ -4,8 +4,8 @@
 
 Reads the arrays `prepare.py` wrote (no TensorFlow here: KERAS_BACKEND=jax, keras_bert's models and
 optimizers only) and, within `--time-limit` seconds of wall time counted from the process start:
-1. pretrains a BERT (`--size`, pre-LN, dropout 0, MLM only at `--mask-rate`, one-cycle rate, bf16 on
-   a GPU) from random weights on Austen plus the movie-review TRAINING sentences with labels removed,
+1. pretrains a BERT (`--size`, pre-LN, dropout 0, MLM only at `--mask-rate` or, with `--objective electra`,
+   ELECTRA's replaced-token detection on those masks; one-cycle rate, bf16 on a GPU) from random weights on Austen plus the movie-review TRAINING sentences with labels removed,
    for `--pretrain-seconds` (steps fitted to a measured throughput), keeping a snapshot half-way;
 2. fine-tunes, for every label budget (`--budgets`), init and fine-tuning seed: (a) random
    initialisation, (b) the half-way and the final pretrained weights, (c) all-MiniLM-L6-v2. The
@@ -43,6 +43,8 @@ from benchmarks.studies.pretraining_payoff_labels import checkpoints, data, repo
 from keras_bert.models.bert_backbone import BertBackbone  # noqa: E402
 from keras_bert.models.bert_classifier import BertClassifier  # noqa: E402
 from keras_bert.models.bert_masked_lm import BertMaskedLM  # noqa: E402
+from keras_bert.models.electra_backbone import ElectraBackbone  # noqa: E402
+from keras_bert.models.electra_pretrainer import ElectraPretrainer  # noqa: E402
 from keras_bert.models.bert_sizes import BERT_SIZES  # noqa: E402
 from keras_bert.optimizers import create_optimizer  # noqa: E402
 
@@ -98,6 +100,14 @@ def parse(argv):
     group.add_argument("--post-ln", action="store_true", help="BERT's post-LN blocks instead of pre-LN")
     group.add_argument("--gated-feed-forward", action="store_true", help="a gated GELU feed-forward (GeGLU)")
     group.add_argument("--no-biases", action="store_true", help="no biases in dense layers, no LayerNorm betas")
+    group.add_argument("--objective", default="mlm", choices=("mlm", "electra"),
+                       help="mlm: BERT's masked-LM; electra: replaced-token detection (ElectraPretrainer: a small "
+                            "generator fills the masked slots, the encoder fine-tuned afterwards tells each token "
+                            "replaced or original)")
+    group.add_argument("--generator-size", type=float, default=0.25,
+                       help="electra: the generator's width as a fraction of the encoder's (ELECTRA-small: 1/4)")
+    group.add_argument("--rtd-weight", type=float, default=50.0,
+                       help="electra: the weight of the detection loss beside the generator's (ELECTRA: 50)")
     group.add_argument("--pretrain-seconds", type=float, default=150.0)
     group.add_argument("--pretrain-steps", type=int, default=None,
                        help="instead of fitting steps to --pretrain-seconds: this many, run to the end whatever the "
@@ -172,8 +182,34 @@ def encoder_options(args):
 
 
 def our_backbone(manifest, args, dropout):
-    return BertBackbone(vocabulary_size=manifest["vocabulary_size"], **encoder_options(args), dropout=dropout,
-                        max_sequence_length=manifest["sequence_length"], dtype=args.dtype)
+    """The encoder that is pretrained and fine-tuned (the random arm's too): an `ElectraBackbone` for
+    `--objective electra` (the pretrainer needs one; at equal widths its layers are BERT's)."""
+    family = ElectraBackbone if args.objective == "electra" else BertBackbone
+    return family(vocabulary_size=manifest["vocabulary_size"], **encoder_options(args), dropout=dropout,
+                  max_sequence_length=manifest["sequence_length"], dtype=args.dtype)
+
+
+def pretraining_job(args, manifest, pools):
+    """`(model, job)`: the model pretrained (its `.backbone` is what fine-tuning starts from) and its compiled
+    step, for `--objective`; the AdamW it trains with is built on the model's weights."""
+    backbone = our_backbone(manifest, args, dropout=0.0)
+    if args.objective == "electra":
+        model, job_class = ElectraPretrainer(backbone, args.generator_size, args.rtd_weight, seed=args.seed), \
+            training.ReplacedTokenDetection
+    else:
+        model, job_class = BertMaskedLM(backbone), training.Pretraining
+    optimizer = create_optimizer(learning_rate=args.learning_rate, weight_decay=args.weight_decay)
+    optimizer.build(model.trainable_variables)
+    job = job_class(model, optimizer, pools, manifest["special_ids"], args.mask_rate, args.batch_size,
+                    args.review_share)
+    return model, job
+
+
+def objective_options(args, model):
+    """The objective's own settings, for the results (none for MLM)."""
+    if args.objective != "electra":
+        return {}
+    return {"generator": dict(model.generator_size), "rtd_weight": args.rtd_weight}
 
 
 def seed_everything(seed):
@@ -202,17 +238,13 @@ def positions(variables, subset):
 
 
 def pretrain(args, arrays, manifest, clock, results):
-    """Phase 1: MLM pretraining. Returns {"pretrained_half"/"pretrained_full": backbone weight values}."""
+    """Phase 1: pretraining (`--objective`). Returns {"pretrained_half"/"pretrained_full": backbone weight values}."""
     seed_everything(args.seed)
-    masked_lm = BertMaskedLM(our_backbone(manifest, args, dropout=0.0))
-    optimizer = create_optimizer(learning_rate=args.learning_rate, weight_decay=args.weight_decay)
-    optimizer.build(masked_lm.trainable_variables)
     pools = {"austen": arrays["pretrain_austen"], "reviews": arrays["pretrain_reviews"]}
-    job = training.Pretraining(masked_lm, optimizer, pools, manifest["special_ids"], args.mask_rate,
-                               args.batch_size, args.review_share)
-    state = [copied(masked_lm.trainable_variables), copied(masked_lm.non_trainable_variables),
-             copied(optimizer.variables), jax.random.PRNGKey(args.seed)]
-    backbone_positions = positions(masked_lm.trainable_variables, masked_lm.backbone.trainable_variables)
+    model, job = pretraining_job(args, manifest, pools)
+    state = [copied(model.trainable_variables), copied(model.non_trainable_variables),
+             copied(job.optimizer.variables), jax.random.PRNGKey(args.seed)]
+    backbone_positions = positions(model.trainable_variables, model.backbone.trainable_variables)
     saved = checkpoints.load_pretraining(args.out, state)
     if saved is not None and saved["finished"]:  # a resumed study: pretraining is done, its weights saved
         results["pretraining"] = saved["info"]
@@ -238,8 +270,9 @@ def pretrain(args, arrays, manifest, clock, results):
     if args.pretrain_steps:  # a plan in steps: the run takes them all, however long the machine needs
         total, seconds = args.pretrain_steps, float("inf")
     info = {"model": {"size": args.size, **encoder_options(args), "vocabulary_size": manifest["vocabulary_size"],
-                      "parameters": int(masked_lm.backbone.count_params()), "dropout": 0.0,
+                      "parameters": int(model.backbone.count_params()), "dropout": 0.0,
                       "dtype": args.dtype},
+            "objective": args.objective, **objective_options(args, model),
             "batch_size": args.batch_size, "sequence_length": manifest["sequence_length"], "mask_rate": args.mask_rate,
             "num_predictions": job.num_predictions, "review_share": args.review_share,
             "peak_learning_rate": args.learning_rate, "warmup_share": args.warmup_share,

@@ -131,16 +131,21 @@ class Pretraining:
 
     def evaluate(self, trainable, non_trainable, rows, batch_size, max_rows=2048, seed=1234):
         """Masked-token `{"loss", "accuracy", "predictions"}` on `rows`, the same masks for every model."""
+        totals = self._evaluation_totals(trainable, non_trainable, rows, batch_size, max_rows, seed)
+        return {"loss": round(totals[0] / max(totals[2], 1), 4), "accuracy": round(totals[1] / max(totals[2], 1), 4),
+                "predictions": int(totals[2])}
+
+    def _evaluation_totals(self, trainable, non_trainable, rows, batch_size, max_rows, seed):
+        """The sums of `evaluate_batch`'s figures over `rows[:max_rows]`, batch by batch."""
         rows = np.asarray(rows[:max_rows], np.int32)
         if len(rows) % batch_size:  # whole batches (one compiled shape); all-[PAD] rows have nothing to score
             rows = np.concatenate([rows, np.zeros((batch_size - len(rows) % batch_size, rows.shape[1]), np.int32)])
-        totals = np.zeros(3)
+        totals = 0.0
         for i, start in enumerate(range(0, len(rows), batch_size)):
             batch = jnp.asarray(rows[start : start + batch_size])
             figures = self.evaluate_batch(trainable, non_trainable, batch, jax.random.PRNGKey(seed + i))
-            totals += [float(x) for x in figures]
-        return {"loss": round(totals[0] / max(totals[2], 1), 4), "accuracy": round(totals[1] / max(totals[2], 1), 4),
-                "predictions": int(totals[2])}
+            totals = totals + np.array([float(x) for x in figures])
+        return totals
 
     def run(self, state, total_steps, peak, warmup_share, deadline, snapshot_at=(), log_every=100, start_step=0,
             snapshots=None, curve=None, checkpoint=None, seconds_before=0.0):
@@ -174,6 +179,52 @@ class Pretraining:
                 if time.time() > deadline:
                     break
         return state, snapshots, curve, step
+
+
+class ReplacedTokenDetection(Pretraining):
+    """ELECTRA's objective (`--objective electra`) in the same compiled step: `model` is a keras_bert
+    `ElectraPretrainer`, whose generator fills the masked slots by sampling and whose discriminator (the
+    backbone fine-tuned afterwards) tells each token replaced or original.
+
+    The loss and its terms are the pretrainer's own (`rtd_terms`: generator cross-entropy plus `rtd_weight`
+    times the detection loss over every unpadded token). The step's and `evaluate`'s accuracy is the
+    generator's masked-token accuracy; `evaluate` adds the discriminator's detection accuracy over all
+    tokens, over the replaced ones, and the all-original baseline.
+    """
+
+    def _terms(self, trainable, non_trainable, inputs, labels, weights, training):
+        # The pretrainer reads a slot at position 0 as unused; `mask_rows` points its unused slots at real
+        # tokens (weight 0), which would then be sampled over: they go to 0 here.
+        inputs = {**inputs, "mask_positions": jnp.where(weights, inputs["mask_positions"], 0)}
+        outputs, non_trainable = self.model.stateless_call(trainable, non_trainable, inputs, training=training)
+        terms = self.model.rtd_terms(inputs, labels, outputs, weights.astype(jnp.float32))
+        return terms, non_trainable
+
+    def _loss(self, trainable, non_trainable, inputs, labels, weights, training):
+        terms, non_trainable = self._terms(trainable, non_trainable, inputs, labels, weights, training)
+        loss = terms["generator_loss"] + self.model.rtd_weight * terms["rtd_loss"]
+        right = (terms["generator_correct"] * terms["slot_weights"]).sum()
+        return loss, (right, terms["slot_weights"].sum(), non_trainable)
+
+    def _evaluate_batch(self, trainable, non_trainable, rows, key):
+        inputs, labels, weights = mask_rows(rows, key, self.rate, self.num_predictions, self.special,
+                                            self.vocabulary_size, self.first_regular_id)
+        terms, _ = self._terms(trainable, non_trainable, inputs, labels, weights, False)
+        tokens, replaced = terms["token_weights"], terms["token_weights"] * terms["replaced"]
+        count = terms["slot_weights"].sum()
+        return (terms["generator_loss"] * count, (terms["generator_correct"] * terms["slot_weights"]).sum(), count,
+                (terms["rtd_correct"] * tokens).sum(), tokens.sum(), (terms["rtd_correct"] * replaced).sum(),
+                replaced.sum())
+
+    def evaluate(self, trainable, non_trainable, rows, batch_size, max_rows=2048, seed=1234):
+        """As `Pretraining.evaluate` (the generator's masked-token figures), plus `rtd_accuracy` (over unpadded
+        tokens), `rtd_replaced_accuracy` (over the replaced ones) and `all_original_accuracy` (the baseline:
+        every token called original)."""
+        totals = self._evaluation_totals(trainable, non_trainable, rows, batch_size, max_rows, seed)
+        return {"loss": round(totals[0] / max(totals[2], 1), 4), "accuracy": round(totals[1] / max(totals[2], 1), 4),
+                "predictions": int(totals[2]), "rtd_accuracy": round(totals[3] / max(totals[4], 1), 4),
+                "rtd_replaced_accuracy": round(totals[5] / max(totals[6], 1), 4),
+                "all_original_accuracy": round(1 - totals[6] / max(totals[4], 1), 4)}
 
 
 class FineTuning:
