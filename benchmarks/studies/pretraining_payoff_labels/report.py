@@ -84,12 +84,23 @@ def markdown(results):
               f"Command: `{results['command']}`", ""]
     pre = results.get("pretraining")
     if pre:
-        lines += [f"Pretraining: BERT {pre['model']['size']} ({pre['model']['parameters']:,} parameters), "
+        electra = pre.get("objective") == "electra"  # studies before --objective pretrained with MLM
+        objective = (f"ELECTRA's replaced-token detection (generator {pre['generator']['hidden_dim']} wide)"
+                     if electra else "MLM")
+        lines += [f"Pretraining: BERT {pre['model']['size']} ({pre['model']['parameters']:,} parameters), {objective}, "
                   f"{pre['steps_done']} steps of {pre['batch_size']} x {pre['sequence_length']} tokens in "
                   f"{pre['minutes']:.2f} min, {pre['tokens_per_second']:,.0f} tokens/s; held-out masked-token "
-                  f"accuracy: " + ", ".join(f"{k} {v['austen_heldout']['accuracy']:.3f} (Austen) / "
-                                             f"{v['review_validation']['accuracy']:.3f} (validation sentences)"
-                                             for k, v in pre["snapshots"].items()), ""]
+                  f"accuracy{' (the generator)' if electra else ''}: "
+                  + ", ".join(f"{k} {v['austen_heldout']['accuracy']:.3f} (Austen) / "
+                              f"{v['review_validation']['accuracy']:.3f} (validation sentences)"
+                              for k, v in pre["snapshots"].items()), ""]
+        if electra:
+            lines += ["Replaced-token detection on held-out Austen (the encoder fine-tuned; calling every token "
+                      "original scores the baseline): " + ", ".join(
+                          f"{k} {v['austen_heldout']['rtd_accuracy']:.3f} (baseline "
+                          f"{v['austen_heldout']['all_original_accuracy']:.3f}; replaced tokens found "
+                          f"{v['austen_heldout']['rtd_replaced_accuracy']:.3f})" for k, v in pre["snapshots"].items()),
+                      ""]
     for figure, title in (("test_accuracy", "Test accuracy (reported; the test split chose nothing)"),
                           ("validation_accuracy", "Validation accuracy (chose the rate and the step)")):
         lines += [f"## {title}", "", "| init | " + " | ".join(f"{b} labels" for b in budgets) + " |",
