@@ -116,7 +116,6 @@ def test_the_quick_study_runs_without_tensorflow_and_writes_every_figure(prepare
 def test_a_resumed_pretraining_takes_the_steps_of_the_uninterrupted_one(tmp_path):
     """Stopped after 3 of 6 steps (a deadline already past), written, read back and finished: the same weights
     as 6 steps in one go, bit for bit (the schedule depends on the step, batches and masks on the saved key)."""
-    import jax
 
     from benchmarks.studies.pretraining_payoff_labels import checkpoints, study, training
     from keras_bert.models.bert_masked_lm import BertMaskedLM
@@ -195,16 +194,15 @@ def test_the_electra_objective_corrupts_only_masked_slots_learns_and_hands_its_e
     # One step's corruption: `mask_rows` leaves unused slots pointing at real tokens (weight 0); the job must not
     # let the generator sample over them, so every token that differs from its row is at a weighted slot.
     state = job.initial_state(0)
-    inputs, labels, weights = training.mask_rows(jnp_rows := jax.numpy.asarray(rows[:16]), jax.random.PRNGKey(1),
-                                                 job.rate, job.num_predictions, special, vocabulary, 5)
+    rows_in = jax.numpy.asarray(rows[:16])
+    inputs, labels, weights = training.mask_rows(rows_in, jax.random.PRNGKey(1), job.rate, job.num_predictions,
+                                                 special, vocabulary, 5)
     assert int((~weights).sum()) > 0  # the case the job guards: some slots unused
-    positions = np.where(weights, inputs["mask_positions"], -1)
-    outputs, _ = model.stateless_call(state[0], state[1], {**inputs, "mask_positions": jax.numpy.where(
-        weights, inputs["mask_positions"], 0)}, training=True)
-    changed = np.argwhere(np.asarray(outputs["corrupted_token_ids"]) != np.asarray(jnp_rows))
-    assert len(changed) and all(column in positions[row] for row, column in changed)
-    terms, _ = job._terms(state[0], state[1], inputs, labels, weights, True)
-    assert float(terms["replaced"].sum()) == len(changed)
+    terms, outputs, _ = job._terms(state[0], state[1], inputs, labels, weights, True)
+    changed = np.argwhere(np.asarray(outputs["corrupted_token_ids"]) != np.asarray(rows_in))
+    used = np.where(weights, inputs["mask_positions"], -1)
+    assert len(changed) and all(column in used[row] for row, column in changed)
+    assert float(terms["replaced"].sum()) == len(changed)  # the detection labels are those tokens, no others
 
     before = job.evaluate(state[0], state[1], rows, batch_size=16, max_rows=64)
     trained, _, curve, done = job.run(state, 300, 1e-2, 0.1, deadline=float("inf"), log_every=100)

@@ -198,10 +198,10 @@ class ReplacedTokenDetection(Pretraining):
         inputs = {**inputs, "mask_positions": jnp.where(weights, inputs["mask_positions"], 0)}
         outputs, non_trainable = self.model.stateless_call(trainable, non_trainable, inputs, training=training)
         terms = self.model.rtd_terms(inputs, labels, outputs, weights.astype(jnp.float32))
-        return terms, non_trainable
+        return terms, outputs, non_trainable
 
     def _loss(self, trainable, non_trainable, inputs, labels, weights, training):
-        terms, non_trainable = self._terms(trainable, non_trainable, inputs, labels, weights, training)
+        terms, _, non_trainable = self._terms(trainable, non_trainable, inputs, labels, weights, training)
         loss = terms["generator_loss"] + self.model.rtd_weight * terms["rtd_loss"]
         right = (terms["generator_correct"] * terms["slot_weights"]).sum()
         return loss, (right, terms["slot_weights"].sum(), non_trainable)
@@ -209,7 +209,7 @@ class ReplacedTokenDetection(Pretraining):
     def _evaluate_batch(self, trainable, non_trainable, rows, key):
         inputs, labels, weights = mask_rows(rows, key, self.rate, self.num_predictions, self.special,
                                             self.vocabulary_size, self.first_regular_id)
-        terms, _ = self._terms(trainable, non_trainable, inputs, labels, weights, False)
+        terms, _, _ = self._terms(trainable, non_trainable, inputs, labels, weights, False)
         tokens, replaced = terms["token_weights"], terms["token_weights"] * terms["replaced"]
         count = terms["slot_weights"].sum()
         return (terms["generator_loss"] * count, (terms["generator_correct"] * terms["slot_weights"]).sum(), count,
