@@ -126,7 +126,8 @@ def main(argv=None):
     summary = finetune(
         "classify", checkpoint, files["train"], run, eval=files["validation"], test=files["test"],
         sequence_length=args.sequence_length, batch_size=32, epochs=args.epochs, pooling=args.pooling,
-        learning_rate=args.learning_rate, warmup_ratio=args.warmup_ratio, length_buckets=[16, 32, 48], seed=0, verbose=1, overwrite=True,
+        learning_rate=args.learning_rate, warmup_ratio=args.warmup_ratio, length_buckets=[16, 32, 48], seed=0,
+        verbose=1, overwrite=True,
     )
     model = keras.saving.load_model(os.path.join(run, "model.keras"), compile=False)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -5,7 +5,8 @@
 Reads the arrays `prepare.py` wrote (no TensorFlow here: KERAS_BACKEND=jax, keras_bert's models and
 optimizers only) and, within `--time-limit` seconds of wall time counted from the process start:
 1. pretrains a BERT (`--size`, pre-LN, dropout 0, MLM only at `--mask-rate` or, with `--objective electra`,
-   ELECTRA's replaced-token detection on those masks; one-cycle rate, bf16 on a GPU) from random weights on Austen plus the movie-review TRAINING sentences with labels removed,
+   ELECTRA's replaced-token detection on those masks; one-cycle rate, bf16 on a GPU) from random weights
+   on Austen plus the movie-review TRAINING sentences with labels removed,
    for `--pretrain-seconds` (steps fitted to a measured throughput), keeping a snapshot half-way;
 2. fine-tunes, for every label budget (`--budgets`), init and fine-tuning seed: (a) random
    initialisation, (b) the half-way and the final pretrained weights, (c) all-MiniLM-L6-v2. The
@@ -194,8 +195,8 @@ def pretraining_job(args, manifest, pools):
     step, for `--objective`; the AdamW it trains with is built on the model's weights."""
     backbone = our_backbone(manifest, args, dropout=0.0)
     if args.objective == "electra":
-        model, job_class = ElectraPretrainer(backbone, args.generator_size, args.rtd_weight, seed=args.seed), \
-            training.ReplacedTokenDetection
+        model = ElectraPretrainer(backbone, args.generator_size, args.rtd_weight, seed=args.seed)
+        job_class = training.ReplacedTokenDetection
     else:
         model, job_class = BertMaskedLM(backbone), training.Pretraining
     optimizer = create_optimizer(learning_rate=args.learning_rate, weight_decay=args.weight_decay)

@@ -131,7 +131,10 @@ class Pretraining:
 
     def evaluate(self, trainable, non_trainable, rows, batch_size, max_rows=2048, seed=1234):
         """Masked-token `{"loss", "accuracy", "predictions"}` on `rows`, the same masks for every model."""
-        totals = self._evaluation_totals(trainable, non_trainable, rows, batch_size, max_rows, seed)
+        return self._figures(self._evaluation_totals(trainable, non_trainable, rows, batch_size, max_rows, seed))
+
+    def _figures(self, totals):
+        """`evaluate`'s figures from the sums of `evaluate_batch`'s: (loss x count, right, count)."""
         return {"loss": round(totals[0] / max(totals[2], 1), 4), "accuracy": round(totals[1] / max(totals[2], 1), 4),
                 "predictions": int(totals[2])}
 
@@ -216,13 +219,11 @@ class ReplacedTokenDetection(Pretraining):
                 (terms["rtd_correct"] * tokens).sum(), tokens.sum(), (terms["rtd_correct"] * replaced).sum(),
                 replaced.sum())
 
-    def evaluate(self, trainable, non_trainable, rows, batch_size, max_rows=2048, seed=1234):
-        """As `Pretraining.evaluate` (the generator's masked-token figures), plus `rtd_accuracy` (over unpadded
-        tokens), `rtd_replaced_accuracy` (over the replaced ones) and `all_original_accuracy` (the baseline:
-        every token called original)."""
-        totals = self._evaluation_totals(trainable, non_trainable, rows, batch_size, max_rows, seed)
-        return {"loss": round(totals[0] / max(totals[2], 1), 4), "accuracy": round(totals[1] / max(totals[2], 1), 4),
-                "predictions": int(totals[2]), "rtd_accuracy": round(totals[3] / max(totals[4], 1), 4),
+    def _figures(self, totals):
+        """`Pretraining`'s figures (the generator's masked tokens), plus `rtd_accuracy` (over unpadded tokens),
+        `rtd_replaced_accuracy` (over the replaced ones) and `all_original_accuracy` (the baseline: every token
+        called original)."""
+        return {**super()._figures(totals), "rtd_accuracy": round(totals[3] / max(totals[4], 1), 4),
                 "rtd_replaced_accuracy": round(totals[5] / max(totals[6], 1), 4),
                 "all_original_accuracy": round(1 - totals[6] / max(totals[4], 1), 4)}
 
