@@ -226,6 +226,22 @@ class TransformerEncoder(keras.layers.Layer):
             return x, probs
         return x
 
+    def compute_output_spec(
+        self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False,
+        first_token_only=False, position_ids=None,
+    ):
+        # Without this, Keras traces `call` in a scratch graph to learn the output's shape each time a
+        # functional model calls the block: 0.17 s per block on TensorFlow, most of building a tiny backbone.
+        first_token_only = first_token_only or self.computes_first_token_only
+        if first_token_only and return_attention_scores:
+            raise ValueError("`first_token_only` computes one query; it cannot return every query's attention scores.")
+        batch_size, sequence_length, hidden_dim = x.shape
+        output = keras.KerasTensor((batch_size, 1 if first_token_only else sequence_length, hidden_dim), dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return output
+        probabilities = (batch_size, self.num_heads, sequence_length, sequence_length)
+        return output, keras.KerasTensor(probabilities, dtype=self.compute_dtype)
+
     def get_config(self):
         return {
             **super().get_config(),

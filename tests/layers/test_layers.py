@@ -271,6 +271,32 @@ def test_transformer_encoder_first_token_only_is_the_first_row_of_the_full_outpu
     with pytest.raises(ValueError, match="padding_mask"):
         layer(x, attention_mask=np.ones((BATCH, SEQ, SEQ), "int32"), first_token_only=True)
 
+@pytest.mark.parametrize(
+    "policy, options, call_options",
+    [
+        ("float32", {}, {}),
+        ("float32", {"normalize_first": True}, {"first_token_only": True}),
+        ("mixed_float16", {"gated_feed_forward": True, "normalize_first": True}, {"return_attention_scores": True}),
+        ("mixed_bfloat16", {"local_attention_window": 4, "rotary_max_wavelength": 10_000.0}, {"return_attention_scores": True}),
+    ],
+)
+@pytest.mark.not_backend("jax", reason="the declaration is the same code on every backend; JAX compiles each eager op of "
+                                       "these blocks (9 s), TensorFlow and torch check the same in 1-3 s")
+def test_transformer_encoder_declares_the_shapes_and_dtypes_its_call_returns(policy, options, call_options):
+    """A functional model learns a block's outputs from `compute_output_spec` (declared, so that building a
+    model does not trace every block); they must be what calling the block on real tensors gives."""
+    layer = TransformerEncoder(num_heads=4, intermediate_dim=32, dtype=policy, **options)
+    x, mask = hidden_states(), padding_mask()
+    declared = layer(keras.KerasTensor(x.shape), padding_mask=keras.KerasTensor(mask.shape, "int32"), **call_options)
+    computed = layer(x, padding_mask=mask, **call_options)
+    declared, computed = keras.tree.flatten(declared), keras.tree.flatten(computed)
+    assert [(tuple(t.shape), t.dtype) for t in declared] == [
+        (tuple(t.shape), keras.backend.standardize_dtype(t.dtype)) for t in computed
+    ]
+    with pytest.raises(ValueError, match="attention scores"):
+        layer(keras.KerasTensor(x.shape), first_token_only=True, return_attention_scores=True)
+
+
 def test_transformer_encoder_uses_exact_gelu():
     layer = TransformerEncoder(num_heads=2, intermediate_dim=8)
     layer.build((None, None, HIDDEN))
