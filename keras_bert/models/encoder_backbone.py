@@ -101,6 +101,15 @@ class EncoderBackbone(CompiledInferenceSteps, keras.Model):
     def __init__(self, dtype=None, **arguments):
         config = {name: arguments.pop(name) for name in self.config_names()}
         build = {name: arguments.pop(name) for name in self.build_arguments if name in arguments}
+        # What is left goes to keras.Model, which would accept any keyword without a word: a misspelt option, or
+        # one another family has (BertBackbone's `normalize_first` given to ElectraBackbone), would build a
+        # model other than the one asked for.
+        unexpected = sorted(set(arguments) - {"name", "trainable"})
+        if unexpected:
+            raise TypeError(
+                f"{type(self).__name__} got unexpected argument(s) {', '.join(map(repr, unexpected))}; it takes "
+                f"{', '.join(self.config_names() + self.build_arguments)}, dtype, name and trainable."
+            )
         check_encoder_sizes(config["num_layers"], config["num_heads"], config["hidden_dim"])
 
         # === Layers === (locals until the model is initialised: the torch backend

@@ -185,11 +185,18 @@ def test_the_electra_objective_corrupts_only_masked_slots_learns_and_hands_its_e
     rows = np.repeat(np.random.default_rng(0).integers(5, vocabulary, size=(64, 1)), length, axis=1).astype(np.int32)
     rows[:, 0], rows[:, -1] = special["cls"], special["sep"]
     manifest = {"vocabulary_size": vocabulary, "sequence_length": length, "special_ids": special}
-    args = study.parse(["--out", str(tmp_path), "--size", "quick", "--objective", "electra", "--generator-size", "0.5",
-                        "--mask-rate", "0.2", "--batch-size", "16", "--review-share", "0.5", "--learning-rate", "1e-2"])
+    options = ["--out", str(tmp_path), "--size", "quick", "--objective", "electra", "--generator-size", "0.5",
+               "--mask-rate", "0.2", "--batch-size", "16", "--review-share", "0.5", "--learning-rate", "1e-2"]
+    # ElectraBackbone's blocks are post-LN with biases: the study's pre-LN default (or another BERT-only option)
+    # is refused, not silently dropped (the hour-long runs of 2026-11-30 were post-LN while saying pre-LN).
+    for refused in ([], ["--post-ln", "--no-biases"], ["--post-ln", "--gated-feed-forward"]):
+        with pytest.raises(SystemExit):
+            study.parse(options + refused)
+    args = study.parse(options + ["--post-ln"])
     study.seed_everything(0)
     model, job = study.pretraining_job(args, manifest, {"austen": rows, "reviews": rows})
     assert isinstance(job, training.ReplacedTokenDetection) and model.generator_backbone.hidden_dim == 16
+    assert {block.normalize_first for block in model.backbone.encoder_blocks} == {False}
 
     # One step's corruption: `mask_rows` leaves unused slots pointing at real tokens (weight 0); the job must not
     # let the generator sample over them, so every token that differs from its row is at a weighted slot.

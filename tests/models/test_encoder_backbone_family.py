@@ -70,3 +70,22 @@ def test_the_base_checks_the_familys_inputs_and_builds_task_heads_on_it():
     # Preprocessors give every family all three inputs: the task model drops what this backbone does not take.
     logits = classifier.predict({**_inputs(), "segment_ids": np.zeros((2, 5), "int32")}, verbose=0)
     assert logits.shape == (2, 3) and np.isfinite(logits).all()
+
+
+@pytest.mark.parametrize("family", ["BertBackbone", "RobertaBackbone", "AlbertBackbone", "DistilBertBackbone",
+                                    "ElectraBackbone", "ModernBertBackbone", "OffsetPositionsBackbone"])
+def test_an_argument_the_family_does_not_take_is_refused_not_passed_to_keras(family):
+    """keras.Model takes any keyword without a word: a misspelt option, or another family's (BertBackbone's
+    `normalize_first` given to ElectraBackbone), once built a model other than the one asked for."""
+    import keras_bert
+
+    cls = OffsetPositionsBackbone if family == "OffsetPositionsBackbone" else getattr(keras_bert, family)
+    sizes = dict(vocabulary_size=50, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16)
+    if family == "ModernBertBackbone":
+        sizes["padding_id"] = 0  # its default is the real vocabulary's
+    with pytest.raises(TypeError, match=r"unexpected argument\(s\) 'hiden_dim'.*takes vocabulary_size, num_layers"):
+        cls(**sizes, hiden_dim=8)
+    if family not in ("BertBackbone", "OffsetPositionsBackbone"):  # the families without BERT's block options
+        with pytest.raises(TypeError, match="'gated_feed_forward', 'normalize_first'"):
+            cls(**sizes, normalize_first=True, gated_feed_forward=True)
+    assert cls(**sizes, name="named", trainable=False).name == "named"  # what keras.Model itself takes still goes

@@ -4,8 +4,8 @@
 
 Reads the arrays `prepare.py` wrote (no TensorFlow here: KERAS_BACKEND=jax, keras_bert's models and
 optimizers only) and, within `--time-limit` seconds of wall time counted from the process start:
-1. pretrains a BERT (`--size`, pre-LN, dropout 0, MLM only at `--mask-rate` or, with `--objective electra`,
-   ELECTRA's replaced-token detection on those masks; one-cycle rate, bf16 on a GPU) from random weights
+1. pretrains a BERT (`--size`, pre-LN, dropout 0, MLM only at `--mask-rate` or, with `--objective electra` and
+   `--post-ln`, ELECTRA's replaced-token detection on those masks; one-cycle rate, bf16 on a GPU) from random weights
    on Austen plus the movie-review TRAINING sentences with labels removed,
    for `--pretrain-seconds` (steps fitted to a measured throughput), keeping a snapshot half-way;
 2. fine-tunes, for every label budget (`--budgets`), init and fine-tuning seed: (a) random
@@ -151,6 +151,14 @@ def parse(argv):
         args = parser.parse_args(argv)
     if args.dtype is None:
         args.dtype = "mixed_bfloat16" if jax.default_backend() == "gpu" else "float32"
+    if args.objective == "electra":
+        # ElectraBackbone's blocks are BERT's as published: post-LN, plain feed-forward, biases on.
+        asked = [name for name, on in (("pre-LN blocks (this study's default: pass --post-ln)", not args.post_ln),
+                                       ("--gated-feed-forward", args.gated_feed_forward),
+                                       ("--no-biases", args.no_biases)) if on]
+        if asked:
+            parser.error("--objective electra pretrains an ElectraBackbone, whose blocks are post-LN with biases and "
+                         f"a plain feed-forward network; it cannot take {', '.join(asked)}")
     return args
 
 
@@ -170,6 +178,10 @@ def load(prepared):
     return arrays, manifest
 
 
+# BertBackbone's recipe options that ElectraBackbone does not take (its blocks are post-LN with biases).
+BERT_ONLY_OPTIONS = ("normalize_first", "gated_feed_forward", "attention_bias", "feed_forward_bias", "layer_norm_bias")
+
+
 def encoder_options(args):
     """BertBackbone's recipe options of this run: the size's shape (--num-layers and --intermediate-dim change it),
     pre-LN unless --post-ln, --gated-feed-forward, --no-biases."""
@@ -185,8 +197,11 @@ def encoder_options(args):
 def our_backbone(manifest, args, dropout):
     """The encoder that is pretrained and fine-tuned (the random arm's too): an `ElectraBackbone` for
     `--objective electra` (the pretrainer needs one; at equal widths its layers are BERT's)."""
-    family = ElectraBackbone if args.objective == "electra" else BertBackbone
-    return family(vocabulary_size=manifest["vocabulary_size"], **encoder_options(args), dropout=dropout,
+    options = encoder_options(args)
+    family = BertBackbone
+    if args.objective == "electra":  # `parse` checked that the BERT-only options hold ElectraBackbone's values
+        family, options = ElectraBackbone, {k: v for k, v in options.items() if k not in BERT_ONLY_OPTIONS}
+    return family(vocabulary_size=manifest["vocabulary_size"], **options, dropout=dropout,
                   max_sequence_length=manifest["sequence_length"], dtype=args.dtype)
 
 
