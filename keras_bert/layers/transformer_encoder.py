@@ -194,9 +194,7 @@ class TransformerEncoder(keras.layers.Layer):
         self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False,
         first_token_only=False, position_ids=None,
     ):
-        first_token_only = first_token_only or self.computes_first_token_only
-        if first_token_only and return_attention_scores:
-            raise ValueError("`first_token_only` computes one query; it cannot return every query's attention scores.")
+        first_token_only = self._computes_first_token_only(first_token_only, return_attention_scores)
         attention_input = x
         if self.normalize_first and self.attention_layer_norm is not None:
             attention_input = layer_norm(self.attention_layer_norm, x)
@@ -226,15 +224,20 @@ class TransformerEncoder(keras.layers.Layer):
             return x, probs
         return x
 
+    def _computes_first_token_only(self, first_token_only, return_attention_scores):
+        """Whether this call computes the first position only (by argument or by `first_token_only(block)`)."""
+        first_token_only = first_token_only or self.computes_first_token_only
+        if first_token_only and return_attention_scores:
+            raise ValueError("`first_token_only` computes one query; it cannot return every query's attention scores.")
+        return first_token_only
+
     def compute_output_spec(
         self, x, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False,
         first_token_only=False, position_ids=None,
     ):
         # Without this, Keras traces `call` in a scratch graph to learn the output's shape each time a
         # functional model calls the block: 0.17 s per block on TensorFlow, most of building a tiny backbone.
-        first_token_only = first_token_only or self.computes_first_token_only
-        if first_token_only and return_attention_scores:
-            raise ValueError("`first_token_only` computes one query; it cannot return every query's attention scores.")
+        first_token_only = self._computes_first_token_only(first_token_only, return_attention_scores)
         batch_size, sequence_length, hidden_dim = x.shape
         output = keras.KerasTensor((batch_size, 1 if first_token_only else sequence_length, hidden_dim), dtype=self.compute_dtype)
         if not return_attention_scores:
