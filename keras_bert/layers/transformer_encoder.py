@@ -239,7 +239,8 @@ class TransformerEncoder(keras.layers.Layer):
         # functional model calls the block: 0.17 s per block on TensorFlow, most of building a tiny backbone.
         first_token_only = self._computes_first_token_only(first_token_only, return_attention_scores)
         batch_size, sequence_length, hidden_dim = x.shape
-        output = keras.KerasTensor((batch_size, 1 if first_token_only else sequence_length, hidden_dim), dtype=self.compute_dtype)
+        output_length = 1 if first_token_only else sequence_length
+        output = keras.KerasTensor((batch_size, output_length, hidden_dim), dtype=self.compute_dtype)
         if not return_attention_scores:
             return output
         probabilities = (batch_size, self.num_heads, sequence_length, sequence_length)
