@@ -41,6 +41,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchmarks.studies.pretraining_payoff_labels import checkpoints, data, report, training  # noqa: E402
+from keras_bert.jobs.pretrain import ENCODER_DEFAULTS  # noqa: E402  (imports no TensorFlow)
 from keras_bert.models.bert_backbone import BertBackbone  # noqa: E402
 from keras_bert.models.bert_classifier import BertClassifier  # noqa: E402
 from keras_bert.models.bert_masked_lm import BertMaskedLM  # noqa: E402
@@ -178,10 +179,6 @@ def load(prepared):
     return arrays, manifest
 
 
-# BertBackbone's recipe options that ElectraBackbone does not take (its blocks are post-LN with biases).
-BERT_ONLY_OPTIONS = ("normalize_first", "gated_feed_forward", "attention_bias", "feed_forward_bias", "layer_norm_bias")
-
-
 def encoder_options(args):
     """BertBackbone's recipe options of this run: the size's shape (--num-layers and --intermediate-dim change it),
     pre-LN unless --post-ln, --gated-feed-forward, --no-biases."""
@@ -200,7 +197,8 @@ def our_backbone(manifest, args, dropout):
     options = encoder_options(args)
     family = BertBackbone
     if args.objective == "electra":  # `parse` checked that the BERT-only options hold ElectraBackbone's values
-        family, options = ElectraBackbone, {k: v for k, v in options.items() if k not in BERT_ONLY_OPTIONS}
+        # BertBackbone's block options (ENCODER_DEFAULTS, the pretraining job's list) are not ElectraBackbone's.
+        family, options = ElectraBackbone, {k: v for k, v in options.items() if k not in ENCODER_DEFAULTS}
     return family(vocabulary_size=manifest["vocabulary_size"], **options, dropout=dropout,
                   max_sequence_length=manifest["sequence_length"], dtype=args.dtype)
 
