@@ -22,6 +22,24 @@ import time
 DATA = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
 
 
+# Two-sided 95% quantiles of Student's t by degrees of freedom (n - 1 runs), so no scipy is needed; past 20
+# degrees of freedom the 20's quantile is used, which makes the interval slightly wider than it need be.
+T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086}
+
+
+def interval(values):
+    """{"mean", "ci95" (half width of the 95% t-interval over n - 1; None for one value), "n", "values"} of
+    figures from independent runs (seeds)."""
+    values = [float(v) for v in values]
+    if not values:
+        return {"mean": None, "ci95": None, "n": 0, "values": []}
+    n = len(values)
+    half = None if n < 2 else T_95.get(n - 1, T_95[20]) * statistics.stdev(values) / math.sqrt(n)
+    return {"mean": round(statistics.fmean(values), 4), "ci95": None if half is None else round(half, 4), "n": n,
+            "values": [round(v, 4) for v in values]}
+
+
 def time_interleaved(fns, warmup=1, repeats=3, min_seconds=0.0, budget_seconds=None, pause=0.05):
     """Seconds per call of each of several callables, measured in alternating rounds.
 

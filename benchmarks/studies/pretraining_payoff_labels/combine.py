@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the checkout
-from benchmarks.studies.pretraining_payoff_labels.report import INIT_TITLES, interval  # noqa: E402
+from benchmarks.common import interval  # noqa: E402
+from benchmarks.studies.pretraining_payoff_labels.report import INIT_TITLES  # noqa: E402
 
 PRETRAINED = ("pretrained_half", "pretrained_full")
 

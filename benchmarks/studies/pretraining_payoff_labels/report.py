@@ -3,23 +3,10 @@
 import json
 import os
 
-import numpy as np
+from benchmarks.common import interval
 
-# Two-sided 95% quantiles of Student's t by degrees of freedom (n - 1 seeds), so no scipy is needed.
-T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 INIT_TITLES = {"random": "(a) random initialisation", "pretrained_half": "(b) ours, pretrained: half-way snapshot",
                "pretrained_full": "(b) ours, pretrained: end of the run", "minilm": "(c) all-MiniLM-L6-v2 (ceiling)"}
-
-
-def interval(values):
-    """{"mean", "ci95" (half width, t over n - 1; None for one value), "n", "values"}."""
-    values = [float(v) for v in values]
-    if not values:
-        return {"mean": None, "ci95": None, "n": 0, "values": []}
-    n = len(values)
-    half = None if n < 2 else T_95.get(n - 1, 1.96) * float(np.std(values, ddof=1)) / np.sqrt(n)
-    return {"mean": round(float(np.mean(values)), 4), "ci95": None if half is None else round(half, 4), "n": n,
-            "values": [round(v, 4) for v in values]}
 
 
 def summarize(runs, budgets, inits):
