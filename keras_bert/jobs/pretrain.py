@@ -293,15 +293,16 @@ def objective_options(objective, size, config, generator_size=0.25, rtd_weight=5
 
 
 def encoder_options(normalize_first, gated_feed_forward, biases, family="bert", objective="bert"):
-    """The BertBackbone arguments of the encoder options (the job records them as `encoder`), after checking that
-    the family takes them: ModernBERT's encoder is fixed (pre-LN, gated, bias-free), ELECTRA's is BERT's."""
+    """The block arguments of the encoder options (the job records them as `encoder`), after checking that the
+    family takes them: BertBackbone and ElectraBackbone (discriminator and generator) take them; ModernBERT's
+    encoder is fixed (pre-LN, gated, bias-free)."""
     encoder = {"normalize_first": bool(normalize_first), "gated_feed_forward": bool(gated_feed_forward)}
     encoder.update(attention_bias=bool(biases), feed_forward_bias=bool(biases), layer_norm_bias=bool(biases))
     changed = [name for name, value in encoder.items() if value != ENCODER_DEFAULTS[name]]
-    if changed and (family != "bert" or objective != "bert"):
+    if changed and family != "bert":
         raise ValueError(
-            f"The encoder options ({', '.join(changed)}) build a BertBackbone for family='bert', objective='bert'. "
-            f"Received: family={family!r}, objective={objective!r}"
+            f"The encoder options ({', '.join(changed)}) are BertBackbone's and ElectraBackbone's (family='bert'); "
+            f"ModernBERT's encoder is fixed. Received: family={family!r}, objective={objective!r}"
         )
     return encoder
 
@@ -319,7 +320,8 @@ def electra_heldout_metrics(final_metrics):
 
 
 def _build_electra_pretrainer(
-    size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, generator_size, rtd_weight
+    size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, generator_size, rtd_weight,
+    encoder=None,
 ):
     """A new, compiled `ElectraPretrainer` whose discriminator is an `ElectraBackbone` of the BERT `size`."""
     backbone = ElectraBackbone(
@@ -328,6 +330,7 @@ def _build_electra_pretrainer(
         dropout=dropout,
         dtype=dtype,
         **BERT_SIZES[size],
+        **(encoder or {}),
     )
     # The replacements' sampling is seeded from the data seed (an int or a str; Keras' seeds are ints).
     seed = config.seed if isinstance(config.seed, int) else zlib.crc32(str(config.seed).encode())
@@ -341,7 +344,8 @@ def _build_pretrainer(size, vocabulary_size, config, dropout, dtype, optimizer, 
     """A new, compiled `BertPretrainer` of `size` for batches shaped by `config` (or the `ElectraPretrainer`)."""
     if objective == "electra":
         return _build_electra_pretrainer(
-            size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, **electra_options
+            size, vocabulary_size, config, dropout, dtype, optimizer, steps_per_execution, **electra_options,
+            encoder=encoder,
         )
     if family == "modernbert":
         # Rotary positions have no table: the model's longest input is ModernBERT's 8,192 tokens whatever the data.

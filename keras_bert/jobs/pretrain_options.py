@@ -71,7 +71,8 @@ class PretrainOptions(DistributionOptions, CompiledStepOptions, RunOptions):
     generator_size: float = option(0.25, "the generator's width as a fraction of the discriminator's, in (0, 1]",
                                    type=float, check=within("(0, 1]"), group=_ELECTRA)
     rtd_weight: float = option(50.0, "weight of the RTD loss", type=float, check=positive_number, group=_ELECTRA)
-    # Architecture options of `family="bert"` (BertBackbone's): together, the small-compute recipe's encoder.
+    # Architecture options of `family="bert"` (BertBackbone's, and ElectraBackbone's with --objective electra):
+    # together, the small-compute recipe's encoder.
     normalize_first: bool = option(False, "pre-LN blocks with a final LayerNorm (BERT: post-LN). With the two below, "
                                           "--dropout 0 and --masking-rate 0.3: the small-compute recipe (Cramming)",
                                    switches={"--normalize-first": True}, group=_ARCHITECTURE)

@@ -98,11 +98,6 @@ class BertBackbone(EncoderBackbone):
         "packed_inputs", "activation", "gated_feed_forward", "attention_bias", "feed_forward_bias", "layer_norm_bias",
     )
 
-    @property
-    def masked_lm_head_options(self):
-        """A bias-free backbone gets a bias-free head transform (BERT's head otherwise)."""
-        return {"transform_bias": self.feed_forward_bias, "layer_norm_bias": self.layer_norm_bias}
-
     def __init__(
         self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
         max_sequence_length=512, num_segments=2, layer_norm_epsilon=1e-12, normalize_first=False,

@@ -14,6 +14,12 @@ class ElectraBackbone(EncoderBackbone):
     differs from `hidden_dim` (small generators, ELECTRA-small) a dense layer
     projects them to `hidden_dim`. There is no pooler.
 
+    The blocks take `BertBackbone`'s small-compute options (pre-LN, a gated
+    feed-forward, no biases) for pretraining from scratch; an
+    `ElectraPretrainer` gives its generator the same blocks. Published ELECTRA
+    checkpoints are post-LN with biases: a backbone with any of these options
+    has no transformers counterpart (converting one is refused).
+
     Args:
         vocabulary_size: int. Number of WordPiece tokens.
         num_layers: int. Number of transformer blocks.
@@ -26,6 +32,12 @@ class ElectraBackbone(EncoderBackbone):
         num_segments: int. Number of segment (token type) ids.
         layer_norm_epsilon: float.
         activation: the feed-forward activation ("gelu", exact, for ELECTRA).
+        normalize_first: bool. Pre-LN blocks (and a final LayerNorm) instead of ELECTRA's post-LN.
+        gated_feed_forward: bool. A gated feed-forward (GeGLU with "gelu") instead of two dense layers.
+        attention_bias: bool. Biases in the attention projections (ELECTRA: yes).
+        feed_forward_bias: bool. Biases in the feed-forward layers, the embedding projection and the
+            generator head's transform (ELECTRA: yes).
+        layer_norm_bias: bool. A bias (beta) in every LayerNorm, the generator head's included (ELECTRA: yes).
         output_hidden_states: bool. Also output every layer's hidden states.
         output_attentions: bool. Also output every layer's attention probabilities.
         dtype: dtype or `keras.DTypePolicy` for the whole model.
@@ -56,11 +68,17 @@ class ElectraBackbone(EncoderBackbone):
     model_type = "electra"
     has_pooler = False
     build_arguments = ("shared_embeddings",)
+    # Configs (and `.keras` files) from before the block options existed stay as they were.
+    omitted_when_default = (
+        "normalize_first", "gated_feed_forward", "attention_bias", "feed_forward_bias", "layer_norm_bias",
+    )
 
     def __init__(
         self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, embedding_dim=None, dropout=0.1,
         max_sequence_length=512, num_segments=2, layer_norm_epsilon=1e-12, activation="gelu",
-        output_hidden_states=False, output_attentions=False, dtype=None, shared_embeddings=None, **kwargs,
+        output_hidden_states=False, output_attentions=False, normalize_first=False, gated_feed_forward=False,
+        attention_bias=True, feed_forward_bias=True, layer_norm_bias=True, dtype=None, shared_embeddings=None,
+        **kwargs,
     ):
         embedding_dim = hidden_dim if embedding_dim is None else embedding_dim
         super().__init__(**constructor_arguments(locals()))

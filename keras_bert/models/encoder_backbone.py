@@ -102,7 +102,7 @@ class EncoderBackbone(CompiledInferenceSteps, keras.Model):
         config = {name: arguments.pop(name) for name in self.config_names()}
         build = {name: arguments.pop(name) for name in self.build_arguments if name in arguments}
         # What is left goes to keras.Model, which would accept any keyword without a word: a misspelt option, or
-        # one another family has (BertBackbone's `normalize_first` given to ElectraBackbone), would build a
+        # one another family has (BertBackbone's `normalize_first` given to RobertaBackbone), would build a
         # model other than the one asked for.
         unexpected = sorted(set(arguments) - {"name", "trainable"})
         if unexpected:
@@ -204,6 +204,7 @@ class EncoderBackbone(CompiledInferenceSteps, keras.Model):
         if self.always_projects_embeddings or embedding_dim != config["hidden_dim"]:
             layers["embedding_projection"] = keras.layers.Dense(
                 config["hidden_dim"],
+                use_bias=config.get("feed_forward_bias", True),  # a bias-free encoder has no bias here either
                 kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
                 dtype=dtype,
                 name="embedding_projection",
@@ -295,6 +296,13 @@ class EncoderBackbone(CompiledInferenceSteps, keras.Model):
     def input_names(self):
         """The names of the inputs this backbone takes."""
         return self._inputs_of({"packed_inputs": getattr(self, "packed_inputs", False)})
+
+    @property
+    def masked_lm_head_options(self):
+        """The masked-LM head's options that follow the blocks: a bias-free backbone (BertBackbone's and
+        ElectraBackbone's bias options) gets a bias-free head transform; BERT's head otherwise."""
+        return {"transform_bias": getattr(self, "feed_forward_bias", True),
+                "layer_norm_bias": getattr(self, "layer_norm_bias", True)}
 
     @property
     def token_embedding(self):

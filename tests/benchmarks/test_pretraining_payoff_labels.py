@@ -186,17 +186,17 @@ def test_the_electra_objective_corrupts_only_masked_slots_learns_and_hands_its_e
     rows[:, 0], rows[:, -1] = special["cls"], special["sep"]
     manifest = {"vocabulary_size": vocabulary, "sequence_length": length, "special_ids": special}
     options = ["--out", str(tmp_path), "--size", "quick", "--objective", "electra", "--generator-size", "0.5",
-               "--mask-rate", "0.2", "--batch-size", "16", "--review-share", "0.5", "--learning-rate", "1e-2"]
-    # ElectraBackbone's blocks are post-LN with biases: the study's pre-LN default (or another BERT-only option)
-    # is refused, not silently dropped (the hour-long runs of 2026-11-30 were post-LN while saying pre-LN).
-    for refused in ([], ["--post-ln", "--no-biases"], ["--post-ln", "--gated-feed-forward"]):
-        with pytest.raises(SystemExit):
-            study.parse(options + refused)
-    args = study.parse(options + ["--post-ln"])
+               "--mask-rate", "0.2", "--batch-size", "16", "--review-share", "0.5", "--learning-rate", "3e-3"]
+    # The block options reach both halves (the hour-long runs of 2026-11-30 were post-LN while saying pre-LN:
+    # ElectraBackbone then had no block options and the study dropped them).
+    post_ln = study.our_backbone(manifest, study.parse(options + ["--post-ln", "--no-biases"]), dropout=0.0)
+    assert not post_ln.normalize_first and not post_ln.attention_bias and not post_ln.transformer_layers[0].attention_bias
+    args = study.parse(options)  # the study's default: pre-LN
     study.seed_everything(0)
     model, job = study.pretraining_job(args, manifest, {"austen": rows, "reviews": rows})
     assert isinstance(job, training.ReplacedTokenDetection) and model.generator_backbone.hidden_dim == 16
-    assert {block.normalize_first for block in model.backbone.encoder_blocks} == {False}
+    for half in (model.backbone, model.generator_backbone):
+        assert {block.normalize_first for block in half.encoder_blocks} == {True}
 
     # One step's corruption: `mask_rows` leaves unused slots pointing at real tokens (weight 0); the job must not
     # let the generator sample over them, so every token that differs from its row is at a weighted slot.
@@ -212,14 +212,15 @@ def test_the_electra_objective_corrupts_only_masked_slots_learns_and_hands_its_e
     assert float(terms["replaced"].sum()) == len(changed)  # the detection labels are those tokens, no others
 
     before = job.evaluate(state[0], state[1], rows, batch_size=16, max_rows=64)
-    trained, _, curve, done = job.run(state, 300, 1e-2, 0.1, deadline=float("inf"), log_every=100)
+    trained, _, curve, done = job.run(state, 300, 3e-3, 0.1, deadline=float("inf"), log_every=100)
     after = job.evaluate(trained[0], trained[1], rows, batch_size=16, max_rows=64)
     assert done == 300 and set(after) == {"loss", "accuracy", "predictions", "rtd_accuracy", "rtd_replaced_accuracy",
                                           "all_original_accuracy"}
-    # It learns both halves (measured: generator 0.04 -> 0.28, replaced tokens found 0.10 -> 0.48, detection 0.92
-    # against the all-original 0.85), more slowly than MLM alone would learn to copy (the narrow generator shares
-    # its embeddings with a discriminator whose loss weighs 50 times more).
-    assert after["accuracy"] > before["accuracy"] + 0.15 and after["loss"] < before["loss"] - 1.0
+    # It learns both halves (measured, pre-LN at 3e-3: generator 0.04 -> 0.135 (loss 3.68 -> 2.76), replaced
+    # tokens found 0.10 -> 0.86, detection 0.98 against the all-original 0.83), the generator more slowly than MLM
+    # alone would learn to copy (it is narrow, and shares its embeddings with a discriminator whose loss weighs 50
+    # times more). At 1e-2 the pre-LN pair collapses (no replaced token found), the post-LN one does not.
+    assert after["accuracy"] > before["accuracy"] + 0.07 and after["loss"] < before["loss"] - 0.5
     assert after["rtd_replaced_accuracy"] > before["rtd_replaced_accuracy"] + 0.25
     assert after["rtd_accuracy"] > after["all_original_accuracy"] + 0.04
 

@@ -146,3 +146,47 @@ def test_bad_arguments_are_named():
         ElectraPretrainer(backbone, rtd_weight=-1)
     with pytest.raises(ValueError, match="needs an ElectraBackbone"):
         ElectraPretrainer(object())
+
+
+SMALL_COMPUTE = dict(normalize_first=True, gated_feed_forward=True, attention_bias=False, feed_forward_bias=False,
+                     layer_norm_bias=False)
+
+
+def test_small_compute_blocks_reach_both_halves_learn_and_round_trip(tmp_path):
+    """BertBackbone's small-compute options on ELECTRA (pre-LN, GeGLU, no biases): the generator gets the
+    discriminator's blocks and a bias-free head transform, configs keep the options (and configs without them
+    stay as they were), a few steps on one batch lower the generator's loss, and the `.keras` file predicts
+    the same."""
+    keras.utils.set_random_seed(0)
+    pretrainer = ElectraPretrainer(tiny_discriminator(**SMALL_COMPUTE), generator_size=0.5, seed=0)
+    halves = {"generator": pretrainer.generator_backbone, "discriminator": pretrainer.discriminator_backbone}
+    for name, half in halves.items():
+        assert {k: half.get_config()[k] for k in SMALL_COMPUTE} == SMALL_COMPUTE, name
+        assert half.final_layer_norm is not None and half.transformer_layers[0].gated_feed_forward, name
+        encoder_biases = [w.path for w in half.weights if w.path.endswith(("bias", "beta"))]
+        assert not encoder_biases, (name, encoder_biases)
+    head = pretrainer.generator.masked_lm_head
+    assert not head.transform_bias and not head.layer_norm_bias
+    assert "normalize_first" not in tiny_discriminator().get_config()
+
+    x, originals, weights = masked_batch()
+    pretrainer.compile(optimizer=keras.optimizers.Adam(1e-2))
+    losses = [float(pretrainer.train_on_batch(x, {"mlm": originals}, sample_weight={"mlm": weights},
+                                              return_dict=True)["generator_loss"]) for _ in range(40)]
+    assert np.isfinite(losses).all() and losses[-1] < 0.5 * losses[0], losses
+    run_saving_test(pretrainer, x, tmp_path)
+
+
+def test_a_pre_ln_or_bias_free_electra_backbone_has_no_transformers_counterpart(hf_pair):
+    """Published ELECTRA checkpoints are post-LN with biases: loading one into other blocks is refused, and the
+    weight map refuses such a backbone by name rather than mapping it with tensors missing."""
+    from keras_bert.converters.hf_electra import FAMILY
+
+    folder, _, _ = hf_pair
+    with pytest.raises(ValueError, match=r"shapes .*Received: \['normalize_first'\]"):
+        ElectraBackbone.from_pretrained(str(folder / "discriminator"), normalize_first=True)
+    with pytest.raises(ValueError, match="Pre-LN backbones .* no counterpart in ELECTRA checkpoints"):
+        FAMILY.backbone_entries(tiny_discriminator(normalize_first=True))
+    with pytest.raises(ValueError, match="attention_bias=False has no counterpart in ELECTRA checkpoints"):
+        FAMILY.backbone_entries(tiny_discriminator(attention_bias=False))
+    assert FAMILY.backbone_entries(tiny_discriminator())  # BERT's blocks map

@@ -76,7 +76,7 @@ def test_the_base_checks_the_familys_inputs_and_builds_task_heads_on_it():
                                     "ElectraBackbone", "ModernBertBackbone", "OffsetPositionsBackbone"])
 def test_an_argument_the_family_does_not_take_is_refused_not_passed_to_keras(family):
     """keras.Model takes any keyword without a word: a misspelt option, or another family's (BertBackbone's
-    `normalize_first` given to ElectraBackbone), once built a model other than the one asked for."""
+    `normalize_first` given to RobertaBackbone), once built a model other than the one asked for."""
     import keras_bert
 
     cls = OffsetPositionsBackbone if family == "OffsetPositionsBackbone" else getattr(keras_bert, family)
@@ -85,7 +85,8 @@ def test_an_argument_the_family_does_not_take_is_refused_not_passed_to_keras(fam
         sizes["padding_id"] = 0  # its default is the real vocabulary's
     with pytest.raises(TypeError, match=r"unexpected argument\(s\) 'hiden_dim'.*takes vocabulary_size, num_layers"):
         cls(**sizes, hiden_dim=8)
-    if family not in ("BertBackbone", "OffsetPositionsBackbone"):  # the families without BERT's block options
+    # The families without BERT's block options (ElectraBackbone takes them for pretraining from scratch).
+    if family not in ("BertBackbone", "OffsetPositionsBackbone", "ElectraBackbone"):
         with pytest.raises(TypeError, match="'gated_feed_forward', 'normalize_first'"):
             cls(**sizes, normalize_first=True, gated_feed_forward=True)
     assert cls(**sizes, name="named", trainable=False).name == "named"  # what keras.Model itself takes still goes

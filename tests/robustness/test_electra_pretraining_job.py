@@ -125,3 +125,20 @@ def test_objective_and_packing_are_checked_before_any_work(corpus, tmp_path):
     with pytest.raises(ValueError, match="pack_sequences=True"):
         pretrain(**arguments, objective="electra", pack_sequences=True)
     assert not list(tmp_path.iterdir())
+
+
+def test_the_encoder_options_build_both_halves_of_an_electra_run(corpus, tmp_path):
+    """`--normalize-first --gated-feed-forward --no-biases` with `--objective electra`: the run records the encoder
+    and the saved discriminator and generator have its blocks (the small-compute recipe on ELECTRA)."""
+    argv = [*electra_argv(corpus, tmp_path), "--normalize-first", "--gated-feed-forward", "--no-biases",
+            "--dropout", "0"]
+    argv[argv.index("--steps") + 1] = EVERY
+    status, stdout, err = run_cli(argv)
+    assert status == 0, err
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["job"]["encoder"] == {"normalize_first": True, "gated_feed_forward": True, "attention_bias": False,
+                                        "feed_forward_bias": False, "layer_norm_bias": False}
+    assert config["backbone"]["normalize_first"] and not config["backbone"]["layer_norm_bias"]
+    model = keras.saving.load_model(str(tmp_path / "model.keras"))
+    for half in (model.discriminator_backbone, model.generator_backbone):
+        assert half.normalize_first and half.gated_feed_forward and not half.attention_bias

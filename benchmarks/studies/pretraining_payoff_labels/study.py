@@ -4,8 +4,8 @@
 
 Reads the arrays `prepare.py` wrote (no TensorFlow here: KERAS_BACKEND=jax, keras_bert's models and
 optimizers only) and, within `--time-limit` seconds of wall time counted from the process start:
-1. pretrains a BERT (`--size`, pre-LN, dropout 0, MLM only at `--mask-rate` or, with `--objective electra` and
-   `--post-ln`, ELECTRA's replaced-token detection on those masks; one-cycle rate, bf16 on a GPU) from random weights
+1. pretrains a BERT (`--size`, pre-LN, dropout 0, MLM only at `--mask-rate` or, with `--objective electra`,
+   ELECTRA's replaced-token detection on those masks; one-cycle rate, bf16 on a GPU) from random weights
    on Austen plus the movie-review TRAINING sentences with labels removed,
    for `--pretrain-seconds` (steps fitted to a measured throughput), keeping a snapshot half-way;
 2. fine-tunes, for every label budget (`--budgets`), init and fine-tuning seed: (a) random
@@ -41,7 +41,6 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchmarks.studies.pretraining_payoff_labels import checkpoints, data, report, training  # noqa: E402
-from keras_bert.jobs.pretrain import ENCODER_DEFAULTS  # noqa: E402  (imports no TensorFlow)
 from keras_bert.models.bert_backbone import BertBackbone  # noqa: E402
 from keras_bert.models.bert_classifier import BertClassifier  # noqa: E402
 from keras_bert.models.bert_masked_lm import BertMaskedLM  # noqa: E402
@@ -152,14 +151,6 @@ def parse(argv):
         args = parser.parse_args(argv)
     if args.dtype is None:
         args.dtype = "mixed_bfloat16" if jax.default_backend() == "gpu" else "float32"
-    if args.objective == "electra":
-        # ElectraBackbone's blocks are BERT's as published: post-LN, plain feed-forward, biases on.
-        asked = [name for name, on in (("pre-LN blocks (this study's default: pass --post-ln)", not args.post_ln),
-                                       ("--gated-feed-forward", args.gated_feed_forward),
-                                       ("--no-biases", args.no_biases)) if on]
-        if asked:
-            parser.error("--objective electra pretrains an ElectraBackbone, whose blocks are post-LN with biases and "
-                         f"a plain feed-forward network; it cannot take {', '.join(asked)}")
     return args
 
 
@@ -180,8 +171,8 @@ def load(prepared):
 
 
 def encoder_options(args):
-    """BertBackbone's recipe options of this run: the size's shape (--num-layers and --intermediate-dim change it),
-    pre-LN unless --post-ln, --gated-feed-forward, --no-biases."""
+    """The backbone's recipe options of this run (BertBackbone's and ElectraBackbone's): the size's shape
+    (--num-layers and --intermediate-dim change it), pre-LN unless --post-ln, --gated-feed-forward, --no-biases."""
     sizes = dict(SIZES[args.size])
     for name in ("num_layers", "intermediate_dim"):
         if getattr(args, name):
@@ -193,13 +184,9 @@ def encoder_options(args):
 
 def our_backbone(manifest, args, dropout):
     """The encoder that is pretrained and fine-tuned (the random arm's too): an `ElectraBackbone` for
-    `--objective electra` (the pretrainer needs one; at equal widths its layers are BERT's)."""
-    options = encoder_options(args)
-    family = BertBackbone
-    if args.objective == "electra":  # `parse` checked that the BERT-only options hold ElectraBackbone's values
-        # BertBackbone's block options (ENCODER_DEFAULTS, the pretraining job's list) are not ElectraBackbone's.
-        family, options = ElectraBackbone, {k: v for k, v in options.items() if k not in ENCODER_DEFAULTS}
-    return family(vocabulary_size=manifest["vocabulary_size"], **options, dropout=dropout,
+    `--objective electra` (the pretrainer needs one; at equal widths its layers are BERT's, blocks options included)."""
+    family = ElectraBackbone if args.objective == "electra" else BertBackbone
+    return family(vocabulary_size=manifest["vocabulary_size"], **encoder_options(args), dropout=dropout,
                   max_sequence_length=manifest["sequence_length"], dtype=args.dtype)
 
 
