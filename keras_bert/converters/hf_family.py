@@ -14,8 +14,9 @@ import dataclasses
 from keras_bert.converters.hf_config_fields import activation, constructor_arguments, position_embedding_type
 from keras_bert.converters.weight_tables import table_entries
 
-# What every transformers BERT-family checkpoint computes, where a keras_bert backbone may differ (BertBackbone's
-# small-compute options): such a backbone is refused by name rather than written with weights missing.
+# What every transformers BERT-family checkpoint computes, where a keras_bert backbone may differ (the small-compute
+# options of BertBackbone and ElectraBackbone): such a backbone is refused by name rather than written with weights
+# missing.
 CHECKPOINT_ARCHITECTURE = {
     "gated_feed_forward": False, "attention_bias": True, "feed_forward_bias": True, "layer_norm_bias": True,
 }
@@ -127,8 +128,8 @@ class Family:
     def check_architecture(self, backbone):
         """Raises ValueError where `backbone` has an option its family's checkpoints cannot hold.
 
-        BertBackbone's small-compute options (a gated feed-forward, no biases) are fixed in every family but
-        ModernBERT, whose bias options are config fields of its own.
+        The small-compute options of BertBackbone and ElectraBackbone (a gated feed-forward, no biases) are fixed
+        in every family but ModernBERT, whose bias options are config fields of its own.
         """
         refused = {
             name: getattr(backbone, name)

@@ -186,7 +186,7 @@ class EncoderBackbone(CompiledInferenceSteps, keras.Model):
             layer_norm_epsilon=config["layer_norm_epsilon"],
             normalize_first=config.get("normalize_first", False),
             activation=config["activation"],
-            # BertBackbone's small-compute options; the other families' blocks are BERT's.
+            # The small-compute options (BertBackbone's and ElectraBackbone's); the other families' blocks are BERT's.
             gated_feed_forward=config.get("gated_feed_forward", False),
             attention_bias=config.get("attention_bias", True),
             feed_forward_bias=config.get("feed_forward_bias", True),
