@@ -131,7 +131,7 @@ def study(name, init, recipes, seeds, files, work, common, vocab=None):
                    "runs": [r for r, _ in runs[i]]} for i, recipe in enumerate(recipes)]
     tests = [test for _, test in runs[best]]
     chosen = {**candidates[best], "test_runs": [{"seed": seed, **test} for seed, test in zip(seeds, tests)],
-              **{name: interval([test[name] for test in tests]) for name in ("test_accuracy", "test_f1")}}
+              **{key: interval([test[key] for test in tests]) for key in ("test_accuracy", "test_f1")}}
     return {"model": name, "candidates": candidates, "chosen": chosen}
 
 
