@@ -184,7 +184,7 @@ def encoder_options(args):
 
 def our_backbone(manifest, args, dropout):
     """The encoder that is pretrained and fine-tuned (the random arm's too): an `ElectraBackbone` for
-    `--objective electra` (the pretrainer needs one; at equal widths its layers are BERT's, blocks options included)."""
+    `--objective electra` (the pretrainer needs one; at equal widths its layers are BERT's, block options included)."""
     family = ElectraBackbone if args.objective == "electra" else BertBackbone
     return family(vocabulary_size=manifest["vocabulary_size"], **encoder_options(args), dropout=dropout,
                   max_sequence_length=manifest["sequence_length"], dtype=args.dtype)
