@@ -30,9 +30,7 @@ def data_cache(folder):
     return folder
 
 
-# In TensorFlow's pass for the suite's balance (tests/run_suite.py: TensorFlow's pass and the notebooks share one slot,
-# JAX's and torch's the other); the child costs the same from any pass.
-@pytest.mark.only_backend("tensorflow", reason="the demo runs in a child process on TensorFlow, whatever the pass; once")
+@pytest.mark.only_backend("torch", reason="the demo runs in a child process on TensorFlow, whatever the pass; once")
 def test_the_demo_is_quiet_reports_test_and_validation_and_every_printed_path_exists(tmp_path):
     run_dir, out = tmp_path / "runs" / "demo", tmp_path / "saved_models" / "sentiment"
     env = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "KERAS_BERT_QUIET_TF")}

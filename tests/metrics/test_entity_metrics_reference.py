@@ -34,10 +34,9 @@ from random_draws import RANDOM_DRAWS
 from task_helpers import FIXTURES
 from keras_bert.metrics import are_entity_tags, entity_metrics, get_entities, token_accuracy
 
-# Pure Python (see above): one pass runs it, TensorFlow's, for the suite's balance (tests/run_suite.py: that pass and
-# the notebooks share one slot, JAX's and torch's the other).
+# Pure Python (see above): one pass runs it; torch's is the shortest pass of the suite.
 pytestmark = pytest.mark.only_backend(
-    "tensorflow", reason="pure-Python metrics against seqeval: the same numbers on every backend (the backend's "
+    "torch", reason="pure-Python metrics against seqeval: the same numbers on every backend (the backend's "
     "tags are scored on every pass in tests/jobs/test_finetune_evaluation_reference.py)"
 )
 

@@ -32,10 +32,9 @@ from random_draws import RANDOM_DRAWS
 from task_helpers import FIXTURES
 from keras_bert.metrics import normalize_answer, squad_exact_match, squad_f1, squad_metrics
 
-# Pure Python (see above): one pass runs it, TensorFlow's, for the suite's balance (tests/run_suite.py: that pass and
-# the notebooks share one slot, JAX's and torch's the other).
+# Pure Python (see above): one pass runs it; torch's is the shortest pass of the suite.
 pytestmark = pytest.mark.only_backend(
-    "tensorflow", reason="pure-Python SQuAD metrics against the official logic: the same numbers on every backend "
+    "torch", reason="pure-Python SQuAD metrics against the official logic: the same numbers on every backend "
     "(the backend's answers are scored on every pass in tests/jobs/test_finetune_evaluation_reference.py)"
 )
 
