@@ -40,18 +40,6 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 import keras  # noqa: E402  (after XLA_FLAGS: XLA reads them when its first client starts)
 import pytest  # noqa: E402
 
-# TensorFlow rewrites every traced function with its graph optimizer (Grappler: constant folding, op fusion,
-# layout passes) before the function first runs. A graph's size is set by the architecture, not the width, so
-# the tiny test models pay what BERT-base pays, and nearly every function of a test runs once or a few times.
-# Measured on the 2-core machine (2026-12-01, one OpenMP thread as in the suite): four export, serving and CLI
-# test files 153 -> 138 CPU s, three model and SavedModel files 85 -> 78, every test passing with the same
-# tolerances. The functions keep their ops, so what is checked is the same computation; this process only
-# (child processes keep TensorFlow's default). Users and benchmarks keep Grappler.
-if keras.backend.backend() == "tensorflow":
-    import tensorflow as tf
-
-    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
-
 from harness import SHARED_DATA  # noqa: E402
 
 
