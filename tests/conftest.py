@@ -37,6 +37,16 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"  # the default, 1 s, skips every tiny program
     os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "-1"
 
+# torch's inductor keeps what it compiles (FX graphs, C++ kernels) in /tmp/torchinductor_<user> across runs by
+# default, so on a machine that ran the suite before, its compiled tests skip most of their compiling: measured on
+# the 2-core machine (2026-12-01), tests/torch_training's inductor tests took 76 s with that folder filled and
+# 164 s from an empty one, which is what CI and a fresh clone get. As for JAX above: a folder of this test process,
+# shared with its children (a program compiled twice in one run is still compiled once), gone with the process.
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    _INDUCTOR_CACHE = tempfile.mkdtemp(prefix="keras-bert-tests-inductor-cache-")
+    atexit.register(shutil.rmtree, _INDUCTOR_CACHE, ignore_errors=True)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = _INDUCTOR_CACHE
+
 import keras  # noqa: E402  (after XLA_FLAGS: XLA reads them when its first client starts)
 import pytest  # noqa: E402
 
