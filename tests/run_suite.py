@@ -27,8 +27,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-# Longest pass first: alone on the 2-core machine TensorFlow ~9 min, JAX ~9, torch ~4, notebooks
-# ~2.5; in this order the two slots finish close together.
+# Longest pass first. Side by side on the 2-core machine (2026-12-01, every cache cold): TensorFlow 20-23 min,
+# JAX 12-14, torch 12-14, notebooks 4-5; in this order TensorFlow and then the notebooks fill one slot, JAX and
+# then torch the other, and the two finish close together.
 BACKENDS = ("tensorflow", "jax", "torch")
 
 
