@@ -39,8 +39,8 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 
 # torch's inductor keeps what it compiles (FX graphs, C++ kernels) in /tmp/torchinductor_<user> across runs by
 # default, so on a machine that ran the suite before, its compiled tests skip most of their compiling: measured on
-# the 2-core machine (2026-12-01), tests/torch_training's inductor tests took 76 s with that folder filled and
-# 164 s from an empty one, which is what CI and a fresh clone get. As for JAX above: a folder of this test process,
+# the 2-core machine (2026-12-01), the five test files of tests/torch_training that compile (17 tests) took 76 s
+# with that folder filled and 164 s from an empty one, which is what CI and a fresh clone get. As for JAX above: a folder of this test process,
 # shared with its children (a program compiled twice in one run is still compiled once), gone with the process.
 if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     _INDUCTOR_CACHE = tempfile.mkdtemp(prefix="keras-bert-tests-inductor-cache-")
