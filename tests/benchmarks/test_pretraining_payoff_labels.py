@@ -202,10 +202,13 @@ def test_the_electra_objective_corrupts_only_masked_slots_learns_and_hands_its_e
     # let the generator sample over them, so every token that differs from its row is at a weighted slot.
     state = job.initial_state(0)
     rows_in = jax.numpy.asarray(rows[:16])
-    inputs, labels, weights = training.mask_rows(rows_in, jax.random.PRNGKey(1), job.rate, job.num_predictions,
-                                                 special, vocabulary, 5)
+    # Compiled as the job's step compiles them: run eagerly, JAX compiled each of their few hundred small ops
+    # apart (2-core Intel machine, 2026-12-01, other jobs beside it: the test took 48 CPU s so, 37 compiled).
+    mask = jax.jit(lambda rows, key: training.mask_rows(rows, key, job.rate, job.num_predictions, special,
+                                                         vocabulary, 5))
+    inputs, labels, weights = mask(rows_in, jax.random.PRNGKey(1))
     assert int((~weights).sum()) > 0  # the case the job guards: some slots unused
-    terms, outputs, _ = job._terms(state[0], state[1], inputs, labels, weights, True)
+    terms, outputs, _ = jax.jit(lambda *args: job._terms(*args, True))(state[0], state[1], inputs, labels, weights)
     changed = np.argwhere(np.asarray(outputs["corrupted_token_ids"]) != np.asarray(rows_in))
     used = np.where(weights, inputs["mask_positions"], -1)
     assert len(changed) and all(column in used[row] for row, column in changed)
