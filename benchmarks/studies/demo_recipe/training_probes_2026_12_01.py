@@ -28,12 +28,6 @@ from benchmarks.studies.demo_recipe.probes_2026_12_01 import movie_sets  # noqa:
 from keras_bert.examples.demo import RECIPE  # noqa: E402
 
 
-def validation_accuracy(run):
-    with open(os.path.join(run, "eval_predictions.jsonl"), encoding="utf-8") as f:
-        predictions = [json.loads(line) for line in f]
-    return round(sum(p["label"] == p["prediction"] for p in predictions) / len(predictions), 4)
-
-
 def with_moving_average(job_module, momentum):
     """Makes the job's optimizers keep a moving average of the weights (read by `build`, so set before it)."""
     create = job_module.create_optimizer
@@ -89,15 +83,15 @@ def main(mode, value, seed, out):
             with_moving_average(job_module, value)
     elif mode == "lp-ft":
         probe = os.path.join(out, "linear_probe")
-        job_module.finetune("classify", init, files["train"], probe, freeze_backbone=True, **common,
-                            **{**RECIPE, "learning_rate": value, "warmup_ratio": 0.0})
-        record["linear_probe_validation_accuracy"] = validation_accuracy(probe)
+        summary = job_module.finetune("classify", init, files["train"], probe, freeze_backbone=True, **common,
+                                      **{**RECIPE, "learning_rate": value, "warmup_ratio": 0.0})
+        record["linear_probe_validation_accuracy"] = round(summary["metrics"]["validation"]["accuracy"], 4)
         with_head_of(job_module, os.path.join(probe, "model.keras"))
     else:
         raise SystemExit(f"mode is ema or lp-ft, got {mode!r}")
-    run = os.path.join(out, "run")
-    job_module.finetune("classify", init, files["train"], run, **common, **RECIPE)
-    record.update(validation_accuracy=validation_accuracy(run), seconds=round(time.time() - started))
+    summary = job_module.finetune("classify", init, files["train"], os.path.join(out, "run"), **common, **RECIPE)
+    record.update(validation_accuracy=round(summary["metrics"]["validation"]["accuracy"], 4),
+                  seconds=round(time.time() - started))
     print(json.dumps(record))
 
 
