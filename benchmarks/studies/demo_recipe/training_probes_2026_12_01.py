@@ -11,8 +11,8 @@ the figures recorded elsewhere.
 `lp-ft HEAD_LR`: linear probing, then fine-tuning (Kumar et al. 2022): the head alone trained on the frozen
 all-MiniLM-L6-v2 for one epoch at HEAD_LR (no warmup), then the recipe fine-tunes everything starting from that head.
 Both change the job from outside (the optimizer factory and the new-model hook of `keras_bert.jobs.finetune`); neither
-is a package option, since neither earned a place (results and reading: docs/results/studies/finetune_sentiment.md,
-"Probes of training").
+is a package option, since neither came near the gain the demo's goal needs (results and reading:
+docs/results/studies/finetune_sentiment.md, "Probes of training").
 """
 
 import json
