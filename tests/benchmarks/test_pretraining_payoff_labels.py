@@ -233,3 +233,68 @@ def test_the_electra_objective_corrupts_only_masked_slots_learns_and_hands_its_e
     classifier = study.BertClassifier(study.our_backbone(manifest, args, 0.1), 2)
     assert type(classifier.backbone) is type(model.backbone)
     assert [tuple(v.shape) for v in classifier.backbone.trainable_variables] == [tuple(v.shape) for v in encoder]
+
+
+@pytest.mark.only_backend("jax", reason="the probe's compiled steps are jax.jit over Keras' stateless API: the JAX "
+                          "backend in this process")
+def test_the_prompt_probe_reads_the_masked_lm_scores_of_the_verbalizer_at_each_rows_mask():
+    from benchmarks.studies.pretraining_payoff_labels import prompt_probe, study
+    from keras_bert.models.bert_masked_lm import BertMaskedLM
+    from keras_bert.optimizers import create_optimizer
+
+    special = {"pad": 0, "cls": 2, "sep": 3, "mask": 4, "unk": 1}
+    template = [20, 21, special["mask"], 6]  # "it was [MASK] ."
+    short = [2, 10, 11, 12, 3, 0, 0, 0, 0, 0]
+    long = [2, 10, 11, 12, 13, 14, 15, 16, 3, 0]  # 7 words: cut to the 4 the template leaves room for
+    rows, positions = prompt_probe.prompt_rows(np.array([short, long]), special, template)
+    assert rows.tolist() == [[2, 10, 11, 12, 20, 21, 4, 6, 3, 0], [2, 10, 11, 12, 13, 20, 21, 4, 6, 3]]
+    assert positions.tolist() == [6, 7] and (rows[np.arange(2), positions] == special["mask"]).all()
+
+    study.seed_everything(0)
+    backbone = study.BertBackbone(vocabulary_size=30, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                                  dropout=0.0, max_sequence_length=10)
+    masked_lm = BertMaskedLM(backbone)
+    optimizer = create_optimizer(learning_rate=1e-3, weight_decay=0.01)
+    optimizer.build(masked_lm.trainable_variables)
+    many_rows = np.tile(rows, (8, 1))
+    job = prompt_probe.PromptFineTuning(masked_lm, optimizer, many_rows, np.tile(positions, 8), np.arange(16) % 2,
+                                        special["pad"], eval_batch_size=4)
+    init = (study.copied(masked_lm.trainable_variables), study.copied(masked_lm.non_trainable_variables))
+    logits = np.asarray(masked_lm.predict({"token_ids": rows, "segment_ids": np.zeros_like(rows),
+                                           "padding_mask": (rows != 0).astype("int32"),
+                                           "mask_positions": positions[:, None]}, verbose=0))[:, 0]
+    for words in ([7, 8], [8, 7]):  # the class is the verbalizer word the head scores higher at the [MASK]
+        job.use(words)
+        predicted = np.asarray(job.predict_batch(*init, np.array([0, 1, 0, 1], np.int32)))
+        assert predicted.tolist() == np.argmax(logits[:, words], axis=-1).tolist() * 2
+    record, (trained, _) = job.run(init, np.arange(16), np.arange(16), steps=6, batch_size=4, peak=1e-2,
+                                   warmup_share=0.2, evaluations=2, seed=0)
+    assert [point["step"] for point in record["validation_curve"]] == [3, 6]
+    assert any(not np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(init[0], trained))
+
+
+@pytest.mark.only_backend("jax", reason="plain Python over result files, the same on every backend")
+def test_the_prompt_comparison_takes_each_inits_way_by_validation_and_pairs_the_payoff_by_seed(tmp_path):
+    from benchmarks.studies.pretraining_payoff_labels import prompt_probe
+
+    def runs(init, validation, test, budget="300"):
+        return [{"init": init, "budget": budget, "seed": seed, "chosen": True, "validation_accuracy": v,
+                 "test_accuracy": t} for seed, (v, t) in enumerate(zip(validation, test))]
+
+    study_runs = (runs("random", [0.62, 0.62, 0.62], [0.60, 0.61, 0.59])
+                  + runs("pretrained_full", [0.60] * 3, [0.9] * 3)
+                  + runs("random", [0.9] * 3, [0.1] * 3, budget="100")  # another budget: not read
+                  + [{"init": "random", "budget": "300", "seed": 0, "chosen": False, "validation_accuracy": 0.99,
+                      "test_accuracy": 0.0}])  # a rejected rate: not read
+    (tmp_path / "study.json").write_text(json.dumps({"runs": study_runs}))
+    prompt_ways = (("random", [0.60] * 3, [0.8] * 3), ("pretrained_full", [0.65] * 3, [0.62, 0.64, 0.66]))
+    for init, validation, test in prompt_ways:
+        probe = {"init": init, "budget": "300", "runs": runs(init, validation, test)}
+        (tmp_path / f"{init}.json").write_text(json.dumps(probe))
+    prompt_probe.main(["compare", "--study", str(tmp_path / "study.json"), "--prompt", str(tmp_path / "random.json"),
+                       str(tmp_path / "pretrained_full.json"), "--out", str(tmp_path / "out.json")])
+    comparison = json.loads((tmp_path / "out.json").read_text())
+    assert comparison["inits"]["random"]["chosen_way"] == "new head"  # 0.62 against 0.60 on validation
+    assert comparison["inits"]["pretrained_full"]["chosen_way"] == "masked-LM head"  # 0.65 against 0.60
+    assert comparison["inits"]["random"]["new head"]["test"]["values"] == [0.60, 0.61, 0.59]
+    assert comparison["payoff_pretrained_full"]["values"] == [0.02, 0.03, 0.07]  # 0.62-0.60, 0.64-0.61, 0.66-0.59
