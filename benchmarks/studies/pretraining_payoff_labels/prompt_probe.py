@@ -165,7 +165,9 @@ def main(argv=None):
     args = parse(argv)
     with open(Path(args.run) / "results.json", encoding="utf-8") as f:
         run = json.load(f)
-    settings = argparse.Namespace(**run["settings"])  # the run's architecture and fine-tuning settings
+    # The run's architecture and fine-tuning settings over today's defaults: a run written before an option
+    # existed (`--objective`, say) ran with the behaviour that option's default keeps.
+    settings = argparse.Namespace(**{**vars(study.parse(["--out", args.run])), **run["settings"]})
     arrays, manifest = study.load(args.prepared)
     special = manifest["special_ids"]
     vocabulary = (Path(args.prepared) / "vocab.txt").read_text(encoding="utf-8").splitlines()
