@@ -298,3 +298,18 @@ def test_the_prompt_comparison_takes_each_inits_way_by_validation_and_pairs_the_
     assert comparison["inits"]["pretrained_full"]["chosen_way"] == "masked-LM head"  # 0.65 against 0.60
     assert comparison["inits"]["random"]["new head"]["test"]["values"] == [0.60, 0.61, 0.59]
     assert comparison["payoff_pretrained_full"]["values"] == [0.02, 0.03, 0.07]  # 0.62-0.60, 0.64-0.61, 0.66-0.59
+
+
+@pytest.mark.only_backend("jax", reason="plain Python over a run's recorded settings, the same on every backend")
+def test_the_prompt_probe_reads_a_runs_settings_over_the_studys_defaults(tmp_path):
+    """A run written before `--objective` existed (2026-11-29's random arm) is probed as the MLM run it was."""
+    from benchmarks.studies.pretraining_payoff_labels import prompt_probe, study
+
+    defaults = vars(study.parse(["--out", str(tmp_path)]))
+    recorded = {key: value for key, value in defaults.items() if key != "objective"}
+    recorded.update(finetune_batch_size=defaults["finetune_batch_size"] * 2, num_layers=3)  # what the run chose
+    settings = prompt_probe.run_settings({"settings": recorded}, tmp_path)
+    assert settings.objective == "mlm"  # missing from the run: today's default, the behaviour the run had
+    assert settings.finetune_batch_size == defaults["finetune_batch_size"] * 2 and settings.num_layers == 3
+    # A recorded setting always wins, also where today's default differs.
+    assert prompt_probe.run_settings({"settings": {**recorded, "objective": "electra"}}, tmp_path).objective == "electra"

@@ -158,6 +158,16 @@ def compare(argv):
     print(json.dumps(comparison, indent=1))
 
 
+def run_settings(run, run_folder):
+    """The run's architecture and fine-tuning settings over today's defaults, as a Namespace.
+
+    A run written before an option existed (`--objective`, say) ran with the
+    behaviour that option's default keeps, so the default fills the gap; every
+    setting the run recorded wins over today's default.
+    """
+    return argparse.Namespace(**{**vars(study.parse(["--out", str(run_folder)])), **run["settings"]})
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["compare"]:
@@ -165,9 +175,7 @@ def main(argv=None):
     args = parse(argv)
     with open(Path(args.run) / "results.json", encoding="utf-8") as f:
         run = json.load(f)
-    # The run's architecture and fine-tuning settings over today's defaults: a run written before an option
-    # existed (`--objective`, say) ran with the behaviour that option's default keeps.
-    settings = argparse.Namespace(**{**vars(study.parse(["--out", args.run])), **run["settings"]})
+    settings = run_settings(run, args.run)
     arrays, manifest = study.load(args.prepared)
     special = manifest["special_ids"]
     vocabulary = (Path(args.prepared) / "vocab.txt").read_text(encoding="utf-8").splitlines()
